@@ -1,0 +1,308 @@
+// Package app wires Strata together: config -> store -> queue -> GitHub
+// clients -> handlers -> HTTP server, and runs it until told to stop.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/palantir/go-githubapp/githubapp"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/riverqueue/river"
+	"github.com/rs/zerolog"
+
+	"strata.dev/strata/config"
+	"strata.dev/strata/handlers"
+	"strata.dev/strata/queue"
+	"strata.dev/strata/redact"
+	"strata.dev/strata/source"
+	"strata.dev/strata/store"
+	"strata.dev/strata/worker"
+)
+
+// Server is a running Strata.
+type Server struct {
+	cfg     *config.Server
+	log     zerolog.Logger
+	store   *store.Store
+	queue   *queue.Queue
+	metrics *metrics
+	http    *http.Server
+	ln      net.Listener
+
+	webhook atomic.Pointer[http.Handler]
+	setup   atomic.Pointer[setup]
+	ready   atomic.Bool
+}
+
+// Options are knobs for tests and benchmarks.
+type Options struct {
+	// Listener replaces listening on cfg.Addr.
+	Listener net.Listener
+	// Heartbeat of running jobs; lost jobs are recovered after 6 beats.
+	Heartbeat time.Duration
+}
+
+// New opens the store, migrates, and listens; Run serves.
+func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Options) (*Server, error) {
+	if !cfg.Configured() {
+		creds, err := config.LoadCredentials(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		if creds != nil {
+			cfg.UseCredentials(creds)
+		}
+	}
+	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, store: st, metrics: newMetrics()}
+	ln := opts.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("listen on %s (STRATA_ADDR): %w", cfg.Addr, err)
+		}
+	}
+	s.ln = ln
+	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	if cfg.Configured() {
+		if err := s.configure(ctx, opts); err != nil {
+			s.Close()
+			return nil, err
+		}
+	} else {
+		s.setup.Store(newSetup(cfg, log))
+	}
+	return s, nil
+}
+
+// Addr is where the server listens.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Store is the server's store.
+func (s *Server) Store() *store.Store { return s.store }
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("POST /api/github/hook", func(w http.ResponseWriter, r *http.Request) {
+		h := s.webhook.Load()
+		if h == nil {
+			http.Error(w, "Strata is not ready to take webhooks", http.StatusServiceUnavailable)
+			return
+		}
+		(*h).ServeHTTP(w, r)
+	})
+	// The setup pages exist only while the server has no App.
+	mux.HandleFunc("/setup/", s.serveSetup)
+	mux.HandleFunc("/setup", s.serveSetup)
+	return mux
+}
+
+func (s *Server) serveSetup(w http.ResponseWriter, r *http.Request) {
+	st := s.setup.Load()
+	if st == nil {
+		http.NotFound(w, r)
+		return
+	}
+	mux := http.NewServeMux()
+	st.routes(mux)
+	mux.ServeHTTP(w, r)
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		http.Error(w, "database unreachable", http.StatusServiceUnavailable)
+		return
+	}
+	if !s.ready.Load() {
+		http.Error(w, "job queue not running", http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintln(w, "ready")
+}
+
+// configure builds everything that needs the App's identity.
+func (s *Server) configure(ctx context.Context, opts Options) error {
+	cfg := s.cfg
+	red, err := redact.New(cfg.Redact)
+	if err != nil {
+		return err
+	}
+	red.Add(cfg.GitHub.WebhookSecret)
+	gcfg := githubapp.Config{V3APIURL: cfg.GitHub.APIURL, V4APIURL: cfg.GitHub.GraphQLURL, WebURL: cfg.GitHub.WebURL}
+	gcfg.App.IntegrationID = cfg.GitHub.AppID
+	gcfg.App.PrivateKey = cfg.GitHub.PrivateKey
+	gcfg.App.WebhookSecret = cfg.GitHub.WebhookSecret
+	clients, err := githubapp.NewDefaultCachingClientCreator(gcfg,
+		githubapp.WithClientUserAgent("strata"),
+		githubapp.WithClientTimeout(60*time.Second),
+		// Installation tokens are masked by the redactor's built-in token
+		// patterns; the token transport sits inside this middleware.
+		githubapp.WithClientMiddleware(s.metrics.githubMiddleware),
+	)
+	if err != nil {
+		return fmt.Errorf("GitHub clients: %w", err)
+	}
+	fetcher, err := source.New(filepath.Join(cfg.DataDir, "sources"), source.Options{})
+	if err != nil {
+		return err
+	}
+	deps := &worker.Deps{Config: cfg, Clients: clients, Fetcher: fetcher, Redactor: red, Logger: s.log}
+	deps.BotLogin = s.botLogin(ctx, clients)
+
+	workers := river.NewWorkers()
+	worker.Register(workers, deps)
+	q, err := queue.New(s.store, workers, queue.Options{
+		Workers:   cfg.Workers,
+		Heartbeat: opts.Heartbeat,
+		Logger:    slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Observe:   s.metrics.observeJob,
+	})
+	if err != nil {
+		return err
+	}
+	for kind, p := range worker.Policies {
+		q.SetPolicy(kind, p)
+	}
+	if err := q.Migrate(ctx); err != nil {
+		return err
+	}
+	deps.Queue = q
+	s.queue = q
+
+	dispatcher := githubapp.NewEventDispatcher(
+		handlers.All(handlers.Base{Queue: q, BotLogin: deps.BotLogin}),
+		cfg.GitHub.WebhookSecret,
+		githubapp.WithErrorCallback(s.webhookError),
+		githubapp.WithResponseCallback(s.webhookResponse),
+	)
+	var h http.Handler = dispatcher
+	s.webhook.Store(&h)
+	return nil
+}
+
+// botLogin asks GitHub for the App's slug: its comments come from
+// "slug[bot]" and must not trigger it.
+func (s *Server) botLogin(ctx context.Context, clients githubapp.ClientCreator) string {
+	gh, err := clients.NewAppClient()
+	if err != nil {
+		s.log.Warn().Err(err).Msg("GitHub App client")
+		return ""
+	}
+	app, _, err := gh.Apps.Get(ctx, "")
+	if err != nil {
+		s.log.Warn().Err(err).Msg("could not read the App's slug; ignoring bot comments by type only")
+		return ""
+	}
+	return app.GetSlug() + "[bot]"
+}
+
+// Run serves until ctx ends, then shuts down gracefully: webhooks stop at
+// once, running jobs get the shutdown timeout to finish, queued jobs stay.
+func (s *Server) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(s.ln) }()
+	if st := s.setup.Load(); st != nil {
+		s.log.Warn().Msgf("Strata has no GitHub App yet. Open %s/setup to register one.", s.publicBase())
+		select {
+		case creds := <-st.done:
+			s.cfg.UseCredentials(creds)
+			if err := s.configure(ctx, Options{}); err != nil {
+				return err
+			}
+			s.setup.Store(nil)
+		case <-ctx.Done():
+			return s.shutdown()
+		case err := <-errc:
+			return err
+		}
+	}
+	if err := s.queue.Start(ctx); err != nil {
+		return fmt.Errorf("start job queue: %w", err)
+	}
+	s.ready.Store(true)
+	s.log.Info().Str("addr", s.Addr()).Msg("Strata is serving")
+	select {
+	case <-ctx.Done():
+		return s.shutdown()
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+func (s *Server) shutdown() error {
+	s.ready.Store(false)
+	s.webhook.Store(nil)
+	hctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = s.http.Shutdown(hctx)
+	if s.queue != nil {
+		qctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		defer cancel()
+		if err := s.queue.Stop(qctx); err != nil {
+			s.log.Warn().Err(err).Msg("jobs still running at the shutdown timeout were cancelled")
+		}
+	}
+	return s.store.Close()
+}
+
+// Close releases resources of a server that never ran.
+func (s *Server) Close() error {
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	return s.store.Close()
+}
+
+func (s *Server) publicBase() string {
+	if s.cfg.PublicURL != "" {
+		return s.cfg.PublicURL
+	}
+	host, port, _ := net.SplitHostPort(s.Addr())
+	if host == "" || host == "::" || host == "0.0.0.0" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+func (s *Server) webhookError(w http.ResponseWriter, r *http.Request, err error) {
+	event := r.Header.Get("X-GitHub-Event")
+	var ve githubapp.ValidationError
+	if errors.As(err, &ve) {
+		s.metrics.webhooks.WithLabelValues(event, "invalid").Inc()
+	} else {
+		s.metrics.webhooks.WithLabelValues(event, "error").Inc()
+	}
+	githubapp.DefaultErrorCallback(w, r, err)
+}
+
+func (s *Server) webhookResponse(w http.ResponseWriter, r *http.Request, event string, handled bool) {
+	outcome := "ignored"
+	if handled {
+		outcome = "accepted"
+	}
+	s.metrics.webhooks.WithLabelValues(event, outcome).Inc()
+	githubapp.DefaultResponseCallback(w, r, event, handled)
+}

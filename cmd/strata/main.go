@@ -1,0 +1,33 @@
+// Command strata is the Strata server and its local tools.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+var root = &cobra.Command{
+	Use:           "strata",
+	Short:         "Strata turns pull requests into the control plane for infrastructure",
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+// runCmd groups the local runs of the engine (strata run plan|apply|helm-test).
+var runCmd = &cobra.Command{
+	Use:   "run",
+	Short: "Run Strata's engine on a local checkout, without GitHub",
+}
+
+func main() {
+	root.AddCommand(runCmd)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "strata:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"strata.dev/strata/app"
+	"strata.dev/strata/config"
+)
+
+func init() {
+	var configPath string
+	var heartbeat time.Duration
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve GitHub webhooks and run jobs",
+		Long: `Serve GitHub webhooks at POST /api/github/hook and run the jobs they start.
+
+Configuration comes from --config and STRATA_* environment variables
+(environment wins). Without GitHub App credentials the server starts in
+setup mode and prints the URL of a page that registers the App.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.LoadServer(configPath, os.LookupEnv)
+			if err != nil {
+				return err
+			}
+			log := zerolog.New(os.Stderr).With().Timestamp().Logger()
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			srv, err := app.New(ctx, cfg, log, app.Options{Heartbeat: heartbeat})
+			if err != nil {
+				return err
+			}
+			return srv.Run(ctx)
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "YAML config file")
+	cmd.Flags().DurationVar(&heartbeat, "heartbeat", 10*time.Second, "how often running jobs report alive; a job silent for 6 beats is recovered")
+	cmd.Flags().MarkHidden("heartbeat")
+	root.AddCommand(cmd)
+
+	root.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print Strata's version",
+		Args:  cobra.NoArgs,
+		Run:   func(cmd *cobra.Command, _ []string) { cmd.Println("strata", version) },
+	})
+
+	var validatePath string
+	validate := &cobra.Command{
+		Use:   "validate [DIR]",
+		Short: "Check the server config, or a repository's .strata.yaml",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				_, err := config.LoadServer(validatePath, os.LookupEnv)
+				if err == nil {
+					cmd.Println("server config is valid")
+				}
+				return err
+			}
+			return validateRepo(cmd, args[0])
+		},
+	}
+	validate.Flags().StringVar(&validatePath, "config", "", "YAML server config file")
+	configCmd := &cobra.Command{Use: "config", Short: "Configuration tools"}
+	configCmd.AddCommand(validate)
+	root.AddCommand(configCmd)
+}
+
+func validateRepo(cmd *cobra.Command, dir string) error {
+	data, err := os.ReadFile(dir + "/" + config.RepoFile)
+	if err != nil {
+		return err
+	}
+	repo, err := config.ParseRepo(config.RepoFile, data)
+	if err != nil {
+		return err
+	}
+	if err := repo.Validate(config.DirFS(dir)); err != nil {
+		return err
+	}
+	cmd.Printf("%s is valid: %d layers, %d syncs, %d releases\n", config.RepoFile, len(repo.Layers), len(repo.Syncs), len(repo.Releases))
+	return nil
+}

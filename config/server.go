@@ -1,0 +1,292 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Server is the server's configuration: a YAML file (`--config`) overridden
+// by STRATA_* environment variables.
+type Server struct {
+	Addr        string `yaml:"addr"`
+	DatabaseURL string `yaml:"database_url"`
+	DataDir     string `yaml:"data_dir"`
+	PublicURL   string `yaml:"public_url"`
+	GitHub      GitHub `yaml:"github"`
+	// TerraformBin is the terraform binary; empty means `terraform` on PATH.
+	TerraformBin string `yaml:"terraform_bin"`
+	// Workers is how many runs execute at once on this replica.
+	Workers int `yaml:"workers"`
+	// ApplyPermission is the least repository permission that may /apply,
+	// /takeover and /helm-test: write (default), maintain or admin.
+	ApplyPermission string `yaml:"apply_permission"`
+	// Redact lists regular expressions whose matches never reach GitHub or
+	// the store, besides tokens and values Terraform marks sensitive.
+	Redact   []string  `yaml:"redact"`
+	Clusters []Cluster `yaml:"clusters"`
+	// ShutdownTimeout is how long running jobs may finish after SIGTERM.
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+}
+
+// GitHub holds the App's identity and where GitHub is.
+type GitHub struct {
+	AppID          int64  `yaml:"app_id"`
+	PrivateKey     string `yaml:"private_key"`
+	PrivateKeyFile string `yaml:"private_key_file"`
+	WebhookSecret  string `yaml:"webhook_secret"`
+	APIURL         string `yaml:"api_url"`
+	GraphQLURL     string `yaml:"graphql_url"`
+	WebURL         string `yaml:"web_url"`
+}
+
+// Cluster is a Kubernetes cluster that releases may name. Only the server
+// config defines clusters, so a PR cannot point Strata at another one.
+type Cluster struct {
+	Name       string `yaml:"name"`
+	Kubeconfig string `yaml:"kubeconfig"`
+	Context    string `yaml:"context"`
+}
+
+// Credentials is what the App manifest flow yields, kept in the data dir.
+type Credentials struct {
+	AppID         int64  `json:"app_id"`
+	Slug          string `json:"slug"`
+	HTMLURL       string `json:"html_url"`
+	PrivateKey    string `json:"private_key"`
+	WebhookSecret string `json:"webhook_secret"`
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+}
+
+// CredentialsFile is the name of the stored App credentials in the data dir.
+const CredentialsFile = "github-app.json"
+
+// LoadServer reads the config file (path may be empty) and the environment,
+// applies defaults and validates. getenv is os.LookupEnv outside tests.
+func LoadServer(path string, getenv func(string) (string, bool)) (*Server, error) {
+	var s Server
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read config: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) { // an empty file is fine
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := s.applyEnv(getenv); err != nil {
+		return nil, err
+	}
+	s.applyDefaults()
+	if err := s.loadKey(); err != nil {
+		return nil, err
+	}
+	return &s, s.validate()
+}
+
+func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
+	str := func(key string, dst *string) {
+		if v, ok := getenv(key); ok {
+			*dst = v
+		}
+	}
+	str("STRATA_ADDR", &s.Addr)
+	str("STRATA_DATABASE_URL", &s.DatabaseURL)
+	str("STRATA_DATA_DIR", &s.DataDir)
+	str("STRATA_PUBLIC_URL", &s.PublicURL)
+	str("STRATA_GITHUB_PRIVATE_KEY", &s.GitHub.PrivateKey)
+	str("STRATA_GITHUB_PRIVATE_KEY_FILE", &s.GitHub.PrivateKeyFile)
+	str("STRATA_GITHUB_WEBHOOK_SECRET", &s.GitHub.WebhookSecret)
+	str("STRATA_GITHUB_API_URL", &s.GitHub.APIURL)
+	str("STRATA_GITHUB_GRAPHQL_URL", &s.GitHub.GraphQLURL)
+	str("STRATA_GITHUB_WEB_URL", &s.GitHub.WebURL)
+	str("STRATA_TERRAFORM_BIN", &s.TerraformBin)
+	if v, ok := getenv("STRATA_GITHUB_APP_ID"); ok && v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("STRATA_GITHUB_APP_ID %q is not a number", v)
+		}
+		s.GitHub.AppID = id
+	}
+	if v, ok := getenv("STRATA_WORKERS"); ok && v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("STRATA_WORKERS %q is not a number", v)
+		}
+		s.Workers = n
+	}
+	return nil
+}
+
+func (s *Server) applyDefaults() {
+	if s.Addr == "" {
+		s.Addr = ":8080"
+	}
+	if s.DataDir == "" {
+		s.DataDir = "./.strata"
+	}
+	if s.DatabaseURL == "" {
+		s.DatabaseURL = "sqlite://strata.db"
+	}
+	if s.GitHub.APIURL == "" {
+		s.GitHub.APIURL = "https://api.github.com/"
+	}
+	if !strings.HasSuffix(s.GitHub.APIURL, "/") {
+		s.GitHub.APIURL += "/"
+	}
+	if s.GitHub.GraphQLURL == "" {
+		s.GitHub.GraphQLURL = graphQLURL(s.GitHub.APIURL)
+	}
+	if s.GitHub.WebURL == "" {
+		s.GitHub.WebURL = "https://github.com/"
+	}
+	if !strings.HasSuffix(s.GitHub.WebURL, "/") {
+		s.GitHub.WebURL += "/"
+	}
+	if s.Workers == 0 {
+		s.Workers = 4
+	}
+	if s.ApplyPermission == "" {
+		s.ApplyPermission = "write"
+	}
+	if s.ShutdownTimeout == 0 {
+		s.ShutdownTimeout = 5 * time.Minute
+	}
+	s.PublicURL = strings.TrimSuffix(s.PublicURL, "/")
+}
+
+// graphQLURL derives the GraphQL endpoint: api.github.com/graphql on
+// github.com, HOST/api/graphql on GitHub Enterprise (REST at HOST/api/v3/).
+func graphQLURL(api string) string {
+	if strings.HasSuffix(api, "/api/v3/") {
+		return strings.TrimSuffix(api, "v3/") + "graphql"
+	}
+	return api + "graphql"
+}
+
+func (s *Server) loadKey() error {
+	if s.GitHub.PrivateKey != "" || s.GitHub.PrivateKeyFile == "" {
+		return nil
+	}
+	key, err := os.ReadFile(s.GitHub.PrivateKeyFile)
+	if err != nil {
+		return fmt.Errorf("STRATA_GITHUB_PRIVATE_KEY_FILE: %w", err)
+	}
+	s.GitHub.PrivateKey = string(key)
+	return nil
+}
+
+func (s *Server) validate() error {
+	var problems []string
+	if s.Workers < 1 {
+		problems = append(problems, "STRATA_WORKERS must be at least 1")
+	}
+	switch s.ApplyPermission {
+	case "write", "maintain", "admin":
+	default:
+		problems = append(problems, fmt.Sprintf("apply_permission %q: want write, maintain or admin", s.ApplyPermission))
+	}
+	seen := map[string]bool{}
+	for _, c := range s.Clusters {
+		if c.Name == "" || c.Kubeconfig == "" {
+			problems = append(problems, "every cluster needs a name and a kubeconfig")
+		}
+		if seen[c.Name] {
+			problems = append(problems, fmt.Sprintf("cluster %q is defined twice", c.Name))
+		}
+		seen[c.Name] = true
+	}
+	if s.Configured() && s.GitHub.WebhookSecret == "" {
+		problems = append(problems, "STRATA_GITHUB_WEBHOOK_SECRET is required: set it to the App's webhook secret")
+	}
+	if s.GitHub.AppID != 0 && s.GitHub.PrivateKey == "" {
+		problems = append(problems, "STRATA_GITHUB_APP_ID is set but no private key: set STRATA_GITHUB_PRIVATE_KEY or STRATA_GITHUB_PRIVATE_KEY_FILE")
+	}
+	if len(problems) > 0 {
+		return errors.New("invalid server config:\n  " + strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+// Configured reports whether the App's identity is known. Without it the
+// server starts in setup mode.
+func (s *Server) Configured() bool { return s.GitHub.AppID != 0 }
+
+// Cluster returns the named cluster; an empty name is the only cluster.
+func (s *Server) Cluster(name string) (Cluster, bool) {
+	for _, c := range s.Clusters {
+		if c.Name == name || (name == "" && len(s.Clusters) == 1) {
+			return c, true
+		}
+	}
+	return Cluster{}, false
+}
+
+// UseCredentials fills the App identity from stored credentials where the
+// file and environment left it empty.
+func (s *Server) UseCredentials(c *Credentials) {
+	if s.GitHub.AppID != 0 {
+		return
+	}
+	s.GitHub.AppID = c.AppID
+	s.GitHub.PrivateKey = c.PrivateKey
+	if s.GitHub.WebhookSecret == "" {
+		s.GitHub.WebhookSecret = c.WebhookSecret
+	}
+}
+
+// LoadCredentials reads credentials stored by the setup flow, nil when none.
+func LoadCredentials(dataDir string) (*Credentials, error) {
+	data, err := os.ReadFile(filepath.Join(dataDir, CredentialsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c Credentials
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", CredentialsFile, err)
+	}
+	return &c, nil
+}
+
+// SaveCredentials writes credentials readable by the owner only, atomically.
+func SaveCredentials(dataDir string, c *Credentials) error {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dataDir, ".github-app-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dataDir, CredentialsFile))
+}

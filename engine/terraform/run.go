@@ -1,0 +1,199 @@
+package terraform
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+)
+
+// BinaryEnv names the environment variable that selects the Terraform binary.
+const BinaryEnv = "STRATA_TERRAFORM_BIN"
+
+// FindBinary returns $STRATA_TERRAFORM_BIN, or `terraform` on PATH.
+func FindBinary() (string, error) {
+	if bin := os.Getenv(BinaryEnv); bin != "" {
+		return bin, nil
+	}
+	return exec.LookPath("terraform")
+}
+
+// Setup says where and how Terraform runs; Plan and Apply share it.
+type Setup struct {
+	// WorkDir is the layer's directory, absolute, inside an extracted tree.
+	WorkDir string
+	// Root is the root of that tree: var files must stay inside it.
+	// Empty means WorkDir.
+	Root string
+	// Workspace is selected, or created, before planning; "" is "default".
+	Workspace string
+	// TerraformBin is the binary to run; empty means FindBinary.
+	TerraformBin string
+	// PluginCacheDir is Terraform's provider cache, shared by every run on the
+	// host (TF_PLUGIN_CACHE_DIR). Terraform does not make concurrent writes to
+	// it safe, so inits sharing it are serialized by an flock on
+	// PluginCacheDir/.strata-init.lock: across goroutines, processes and
+	// replicas on one host. Only init is serialized; plans run in parallel.
+	// Empty disables the cache.
+	PluginCacheDir string
+	// Env is added to the server's environment for every command. Variables
+	// that terraform-exec manages itself (TF_LOG*, TF_INPUT, TF_CLI_ARGS*,
+	// TF_VAR_*, TF_WORKSPACE, ...) are refused.
+	Env map[string]string
+	// Log receives the commands' output as it happens; nil discards it.
+	Log io.Writer
+}
+
+const cacheLockName = ".strata-init.lock"
+
+// session runs the commands of one plan or apply in one working directory.
+type session struct {
+	setup   Setup
+	tf      *tfexec.Terraform
+	log     io.Writer
+	stderr  lockedBuffer // the current command's stderr, for Error.Message
+	version string       // of the binary
+}
+
+// newSession checks the setup and asks the binary its version, which
+// terraform-exec caches and would otherwise ask in the middle of init, into
+// the log and into init's error message.
+func newSession(ctx context.Context, s Setup) (*session, error) {
+	if !filepath.IsAbs(s.WorkDir) {
+		return nil, fmt.Errorf("terraform: work dir %q is not absolute", s.WorkDir)
+	}
+	bin := s.TerraformBin
+	if bin == "" {
+		var err error
+		if bin, err = FindBinary(); err != nil {
+			return nil, fmt.Errorf("terraform: no binary: %w", err)
+		}
+	}
+	tf, err := tfexec.NewTerraform(s.WorkDir, bin)
+	if err != nil {
+		return nil, fmt.Errorf("terraform: %w", err)
+	}
+	env, err := environment(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := tf.SetEnv(env); err != nil {
+		return nil, fmt.Errorf("terraform: env: %w", err)
+	}
+	ss := &session{setup: s, tf: tf, log: s.Log}
+	if ss.log == nil {
+		ss.log = io.Discard
+	}
+	tf.SetStdout(io.Discard)
+	tf.SetStderr(&ss.stderr)
+	v, _, err := tf.Version(ctx, false)
+	if err != nil {
+		return nil, &Error{Command: "version", Message: cleanMessage(ss.stderr.String()), Err: err}
+	}
+	ss.version = v.String()
+	tf.SetStdout(ss.log)
+	tf.SetStderr(io.MultiWriter(ss.log, &ss.stderr))
+	return ss, nil
+}
+
+// environment is the server's environment without the variables
+// terraform-exec sets itself (it sets TF_IN_AUTOMATION=1 and passes
+// -input=false to every command that could prompt; TF_INPUT is reserved to it),
+// plus the plugin cache and the caller's Env.
+func environment(s Setup) (map[string]string, error) {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	env = tfexec.CleanEnv(env)
+	if _, ok := env["CHECKPOINT_DISABLE"]; !ok {
+		env["CHECKPOINT_DISABLE"] = "1" // no update checks from a server
+	}
+	if s.PluginCacheDir != "" {
+		if !filepath.IsAbs(s.PluginCacheDir) {
+			return nil, fmt.Errorf("terraform: plugin cache dir %q is not absolute", s.PluginCacheDir)
+		}
+		env["TF_PLUGIN_CACHE_DIR"] = s.PluginCacheDir
+	}
+	if bad := tfexec.ProhibitedEnv(s.Env); len(bad) > 0 {
+		return nil, fmt.Errorf("terraform: env %s is managed by Strata", strings.Join(bad, ", "))
+	}
+	for k, v := range s.Env {
+		env[k] = v
+	}
+	return env, nil
+}
+
+// step runs one Terraform command, announcing it in the log and turning a
+// failure into an *Error with Terraform's message.
+func (s *session) step(command string, run func() error) error {
+	fmt.Fprintf(s.log, "$ terraform %s\n", command)
+	s.stderr.Reset()
+	err := run()
+	if err == nil {
+		return nil
+	}
+	return &Error{Command: command, Message: cleanMessage(s.stderr.String()), Err: err}
+}
+
+// init runs `terraform init`, holding the plugin cache lock when there is a cache.
+func (s *session) init(ctx context.Context) error {
+	if dir := s.setup.PluginCacheDir; dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("terraform: plugin cache: %w", err)
+		}
+		unlock, err := lockFile(ctx, filepath.Join(dir, cacheLockName))
+		if err != nil {
+			return fmt.Errorf("terraform: plugin cache lock: %w", err)
+		}
+		defer unlock()
+	}
+	return s.step("init", func() error { return s.tf.Init(ctx) })
+}
+
+// selectWorkspace selects the setup's workspace, creating it on first use.
+func (s *session) selectWorkspace(ctx context.Context) error {
+	ws := s.setup.Workspace
+	if ws == "" || ws == "default" {
+		return nil
+	}
+	err := s.step("workspace select "+ws, func() error { return s.tf.WorkspaceSelect(ctx, ws) })
+	var tfErr *Error
+	if err == nil || !errors.As(err, &tfErr) || !strings.Contains(tfErr.Message, "doesn't exist") {
+		return err
+	}
+	return s.step("workspace new "+ws, func() error { return s.tf.WorkspaceNew(ctx, ws) })
+}
+
+// lockedBuffer is a bytes.Buffer safe for the concurrent `show` commands.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func (b *lockedBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
+}

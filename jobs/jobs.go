@@ -1,0 +1,45 @@
+// Package jobs defines the durable jobs that handlers enqueue and workers
+// run: their arguments, timeouts and retry policies. River's defaults (a
+// one-minute timeout, 25 attempts) fit none of them.
+package jobs
+
+import (
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// Repo says which repository a job works on, and with which installation.
+type Repo struct {
+	InstallationID int64  `json:"installation_id"`
+	Owner          string `json:"owner"`
+	Name           string `json:"name"`
+	// Repo is "owner/name", recorded on the job's runs.
+	Repo string `json:"repo"`
+}
+
+// NewRepo fills a Repo.
+func NewRepo(installationID int64, owner, name string) Repo {
+	return Repo{InstallationID: installationID, Owner: owner, Name: name, Repo: owner + "/" + name}
+}
+
+// Command is a Strata command from a PR comment or a check-run button. The
+// worker authorizes it, reacts and expands it into the work it names.
+type Command struct {
+	Repo
+	PR        int    `json:"pr"`
+	CommentID int64  `json:"comment_id,omitempty"` // 0 for a button
+	User      string `json:"user"`
+	// Body is the command line as typed, or as a button stands for it.
+	Body string `json:"body"`
+	// CheckRunID is the check whose button was pressed, if any.
+	CheckRunID int64 `json:"check_run_id,omitempty"`
+}
+
+func (Command) Kind() string { return "command" }
+
+// InsertOpts: a command only reads, reacts and enqueues, so it may retry.
+func (Command) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
+
+// CommandTimeout bounds a command job: it talks to GitHub, runs no tools.
+const CommandTimeout = 2 * time.Minute

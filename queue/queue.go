@@ -1,0 +1,283 @@
+// Package queue runs Strata's durable jobs on River, on the same database as
+// the store: SQLite through riversqlite, PostgreSQL through riverpgxv5.
+package queue
+
+import (
+	"context"
+	"fmt"
+	"database/sql"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"strata.dev/strata/store"
+)
+
+// Options configure the queue.
+type Options struct {
+	// Workers is how many jobs run at once on this replica (STRATA_WORKERS).
+	Workers int
+	// Heartbeat is how often a running job says it is alive; a job silent
+	// for StaleAfter is declared lost and recovered by its kind's policy.
+	Heartbeat  time.Duration
+	StaleAfter time.Duration
+	// RescueAfter is when River itself rescues a job left running; it must
+	// exceed the longest job timeout.
+	RescueAfter  time.Duration
+	PeriodicJobs []*river.PeriodicJob
+	Logger       *slog.Logger
+	// Observe is told about every finished job (for metrics).
+	Observe func(kind string, state rivertype.JobState)
+}
+
+// Queue enqueues and works durable jobs.
+type Queue struct {
+	store    *store.Store
+	b        backend
+	opts     Options
+	policies map[string]Policy
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+// backend hides River's transaction type, which differs per driver.
+type backend interface {
+	migrate(ctx context.Context) error
+	deliver(ctx context.Context, deliveryID, event string, jobs []river.InsertManyParams) (bool, error)
+	insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	insertMany(ctx context.Context, jobs []river.InsertManyParams) error
+	start(ctx context.Context) error
+	stop(ctx context.Context) error
+	stopAndCancel(ctx context.Context) error
+	subscribe() (<-chan *river.Event, func())
+	jobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
+}
+
+// New builds the queue over the store's database. Workers must already be
+// registered in workers.
+func New(st *store.Store, workers *river.Workers, opts Options) (*Queue, error) {
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 10 * time.Second
+	}
+	if opts.StaleAfter <= 0 {
+		opts.StaleAfter = 6 * opts.Heartbeat
+	}
+	if opts.RescueAfter <= 0 {
+		opts.RescueAfter = 3 * time.Hour
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	q := &Queue{store: st, opts: opts, policies: map[string]Policy{}}
+	cfg := &river.Config{
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
+		Workers:              workers,
+		WorkerMiddleware:     []rivertype.WorkerMiddleware{&tracker{q: q}},
+		PeriodicJobs:         opts.PeriodicJobs,
+		RescueStuckJobsAfter: opts.RescueAfter,
+		Logger:               opts.Logger,
+		// Every kind sets its own attempts; this applies to none of ours.
+		MaxAttempts: 1,
+	}
+	var err error
+	switch st.Dialect() {
+	case store.SQLite:
+		q.b, err = newRiverBackend(riversqlite.New(st.DB()), cfg, func(ctx context.Context) (txn[*sql.Tx], error) {
+			tx, err := st.DB().BeginTx(ctx, nil)
+			if err != nil {
+				return txn[*sql.Tx]{}, err
+			}
+			return txn[*sql.Tx]{
+				tx: tx,
+				exec: func(q string, args ...any) (int64, error) {
+					res, err := tx.ExecContext(ctx, q, args...)
+					if err != nil {
+						return 0, err
+					}
+					return res.RowsAffected()
+				},
+				commit: tx.Commit, rollback: func() { tx.Rollback() },
+			}, nil
+		})
+	case store.Postgres:
+		q.b, err = newRiverBackend(riverpgxv5.New(st.Pool()), cfg, func(ctx context.Context) (txn[pgx.Tx], error) {
+			tx, err := st.Pool().Begin(ctx)
+			if err != nil {
+				return txn[pgx.Tx]{}, err
+			}
+			return txn[pgx.Tx]{
+				tx: tx,
+				exec: func(q string, args ...any) (int64, error) {
+					tag, err := tx.Exec(ctx, st.Rebind(q), args...)
+					return tag.RowsAffected(), err
+				},
+				commit:   func() error { return tx.Commit(ctx) },
+				rollback: func() { tx.Rollback(context.WithoutCancel(ctx)) },
+			}, nil
+		})
+	default:
+		err = fmt.Errorf("no queue for database %q", st.Dialect())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// Migrate applies River's migrations.
+func (q *Queue) Migrate(ctx context.Context) error { return q.b.migrate(ctx) }
+
+// Deliver records a webhook delivery and enqueues its jobs in one
+// transaction. It returns false, enqueueing nothing, for a delivery id seen
+// before.
+func (q *Queue) Deliver(ctx context.Context, deliveryID, event string, jobs ...river.JobArgs) (bool, error) {
+	params := make([]river.InsertManyParams, len(jobs))
+	for i, j := range jobs {
+		params[i] = river.InsertManyParams{Args: j}
+	}
+	return q.b.deliver(ctx, deliveryID, event, params)
+}
+
+// Enqueue inserts one job outside any delivery.
+func (q *Queue) Enqueue(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (int64, error) {
+	res, err := q.b.insert(ctx, args, opts)
+	if err != nil {
+		return 0, fmt.Errorf("enqueue %s: %w", args.Kind(), err)
+	}
+	return res.Job.ID, nil
+}
+
+// Start works jobs until Stop.
+func (q *Queue) Start(ctx context.Context) error {
+	if err := q.b.start(ctx); err != nil {
+		return err
+	}
+	events, cancel := q.b.subscribe()
+	q.stop, q.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(q.done)
+		defer cancel()
+		reap := time.NewTicker(q.opts.Heartbeat)
+		defer reap.Stop()
+		q.reap(ctx) // runs left by a crash before this start
+		for {
+			select {
+			case <-q.stop:
+				return
+			case ev, ok := <-events:
+				if !ok {
+					return
+				}
+				if q.opts.Observe != nil && ev.Job != nil {
+					q.opts.Observe(ev.Job.Kind, ev.Job.State)
+				}
+			case <-reap.C:
+				q.reap(ctx)
+			}
+		}
+	}()
+	return nil
+}
+
+// Stop stops fetching new jobs and waits for running ones until ctx ends;
+// then it cancels them. Queued jobs stay queued for the next start.
+func (q *Queue) Stop(ctx context.Context) error {
+	err := q.b.stop(ctx)
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		err = q.b.stopAndCancel(cctx)
+	}
+	if q.stop != nil {
+		close(q.stop)
+		<-q.done
+	}
+	return err
+}
+
+type txn[TTx any] struct {
+	tx       TTx
+	exec     func(q string, args ...any) (int64, error)
+	commit   func() error
+	rollback func()
+}
+
+type riverBackend[TTx any] struct {
+	driver riverdriver.Driver[TTx]
+	client *river.Client[TTx]
+	begin  func(ctx context.Context) (txn[TTx], error)
+}
+
+func newRiverBackend[TTx any](driver riverdriver.Driver[TTx], cfg *river.Config, begin func(context.Context) (txn[TTx], error)) (*riverBackend[TTx], error) {
+	client, err := river.NewClient(driver, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return &riverBackend[TTx]{driver: driver, client: client, begin: begin}, nil
+}
+
+func (b *riverBackend[TTx]) migrate(ctx context.Context) error {
+	m, err := rivermigrate.New(b.driver, &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	return nil
+}
+
+func (b *riverBackend[TTx]) deliver(ctx context.Context, deliveryID, event string, jobs []river.InsertManyParams) (bool, error) {
+	t, err := b.begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("begin delivery %s: %w", deliveryID, err)
+	}
+	defer t.rollback()
+	n, err := t.exec(store.RecordDeliverySQL, deliveryID, event, store.Now())
+	if err != nil {
+		return false, fmt.Errorf("record delivery %s: %w", deliveryID, err)
+	}
+	if n == 0 {
+		return false, nil
+	}
+	if len(jobs) > 0 {
+		if _, err := b.client.InsertManyTx(ctx, t.tx, jobs); err != nil {
+			return false, fmt.Errorf("enqueue jobs of delivery %s: %w", deliveryID, err)
+		}
+	}
+	if err := t.commit(); err != nil {
+		return false, fmt.Errorf("commit delivery %s: %w", deliveryID, err)
+	}
+	return true, nil
+}
+
+func (b *riverBackend[TTx]) insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	return b.client.Insert(ctx, args, opts)
+}
+
+func (b *riverBackend[TTx]) insertMany(ctx context.Context, jobs []river.InsertManyParams) error {
+	_, err := b.client.InsertMany(ctx, jobs)
+	return err
+}
+
+func (b *riverBackend[TTx]) start(ctx context.Context) error         { return b.client.Start(ctx) }
+func (b *riverBackend[TTx]) stop(ctx context.Context) error          { return b.client.Stop(ctx) }
+func (b *riverBackend[TTx]) stopAndCancel(ctx context.Context) error { return b.client.StopAndCancel(ctx) }
+
+func (b *riverBackend[TTx]) subscribe() (<-chan *river.Event, func()) {
+	return b.client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
+}
+
+func (b *riverBackend[TTx]) jobGet(ctx context.Context, id int64) (*rivertype.JobRow, error) {
+	return b.client.JobGet(ctx, id)
+}

@@ -1,0 +1,213 @@
+package queue_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"strata.dev/strata/queue"
+	"strata.dev/strata/store"
+	"strata.dev/strata/store/storetest"
+)
+
+type echoArgs struct {
+	Repo string `json:"repo"`
+	N    int    `json:"n"`
+}
+
+func (echoArgs) Kind() string { return "echo" }
+
+type echoWorker struct {
+	river.WorkerDefaults[echoArgs]
+	mu   sync.Mutex
+	seen []int
+}
+
+func (w *echoWorker) Work(ctx context.Context, job *river.Job[echoArgs]) error {
+	if queue.RunFrom(ctx) == nil {
+		panic("job runs without a run record")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seen = append(w.seen, job.Args.N)
+	return nil
+}
+
+func (w *echoWorker) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.seen)
+}
+
+type sideArgs struct {
+	Repo string `json:"repo"`
+}
+
+func (sideArgs) Kind() string { return "side_effect" }
+
+type sideWorker struct {
+	river.WorkerDefaults[sideArgs]
+	runs int
+}
+
+func (w *sideWorker) Work(context.Context, *river.Job[sideArgs]) error { w.runs++; return nil }
+
+type interruptedWorker struct {
+	river.WorkerDefaults[queue.Interrupted]
+	got chan queue.Interrupted
+}
+
+func (w *interruptedWorker) Work(_ context.Context, job *river.Job[queue.Interrupted]) error {
+	w.got <- job.Args
+	return nil
+}
+
+type fixture struct {
+	st   *store.Store
+	q    *queue.Queue
+	echo *echoWorker
+	side *sideWorker
+	intr *interruptedWorker
+}
+
+func newFixture(t *testing.T, d store.Dialect) *fixture {
+	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, f.echo)
+	river.AddWorker(workers, f.side)
+	river.AddWorker(workers, f.intr)
+	q, err := queue.New(f.st, workers, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.SetPolicy("side_effect", queue.Policy{Recovery: queue.Interrupt})
+	if err := q.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f.q = q
+	return f
+}
+
+func (f *fixture) start(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := f.q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
+		defer c()
+		f.q.Stop(sctx)
+		cancel()
+	})
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func forEachDialect(t *testing.T, test func(t *testing.T, d store.Dialect)) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			test(t, d)
+		})
+	}
+}
+
+func TestRedeliveryEnqueuesNothing(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		ok, err := f.q.Deliver(ctx, "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 1}, echoArgs{Repo: "acme/infra", N: 2})
+		if err != nil || !ok {
+			t.Fatalf("first delivery: ok=%v err=%v", ok, err)
+		}
+		ok, err = f.q.Deliver(ctx, "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 3})
+		if err != nil || ok {
+			t.Fatalf("redelivery: ok=%v err=%v, want false, nil", ok, err)
+		}
+		f.start(t)
+		waitFor(t, "two jobs", func() bool { return f.echo.count() == 2 })
+		time.Sleep(200 * time.Millisecond)
+		if n := f.echo.count(); n != 2 {
+			t.Fatalf("worked %d jobs, want 2 (the redelivery must add none)", n)
+		}
+	})
+}
+
+func TestEveryAttemptIsARun(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixture(t, d)
+		f.start(t)
+		id, err := f.q.Enqueue(context.Background(), echoArgs{Repo: "acme/infra", N: 7}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs []*store.Run
+		waitFor(t, "a finished run", func() bool {
+			runs, err = f.st.RunsOfJob(context.Background(), id)
+			return err == nil && len(runs) == 1 && runs[0].Status == store.RunSucceeded
+		})
+		if runs[0].Repo != "acme/infra" || runs[0].Kind != "echo" {
+			t.Fatalf("run = %+v, want repo acme/infra kind echo", runs[0])
+		}
+	})
+}
+
+// A run whose heartbeat stopped belongs to a process that died: a read-only
+// job is run again, a job with side effects is reported, never rerun.
+func TestLostRunsAreRecoveredByPolicy(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		echoID, err := f.q.Enqueue(ctx, echoArgs{Repo: "acme/infra", N: 9}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sideID, err := f.q.Enqueue(ctx, sideArgs{Repo: "acme/infra"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Both were running in a process that died a minute ago.
+		for _, j := range []struct {
+			id   int64
+			kind string
+		}{{echoID, "echo"}, {sideID, "side_effect"}} {
+			run, err := f.st.StartRun(ctx, store.Run{JobID: j.id, Attempt: 1, Kind: j.kind, Repo: "acme/infra"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.st.DB().ExecContext(ctx, f.st.Rebind(`UPDATE runs SET heartbeat_at = ? WHERE id = ?`),
+				time.Now().Add(-time.Minute).UnixMilli(), run.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.start(t)
+		select {
+		case got := <-f.intr.got:
+			if got.JobKind != "side_effect" || got.JobID != sideID {
+				t.Fatalf("interrupted report = %+v, want side_effect job %d", got, sideID)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("no interrupted report for the side-effect job")
+		}
+		waitFor(t, "the echo job rerun", func() bool { return f.echo.count() == 1 })
+		time.Sleep(300 * time.Millisecond)
+		if f.side.runs != 0 {
+			t.Fatalf("the side-effect job ran %d times after its process died, want 0", f.side.runs)
+		}
+		if n := f.echo.count(); n != 1 {
+			t.Fatalf("echo job worked %d times, want exactly 1 rerun", n)
+		}
+	})
+}

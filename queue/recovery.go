@@ -1,0 +1,162 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"strata.dev/strata/store"
+)
+
+// Recovery says what happens to a job whose process died while it ran.
+type Recovery int
+
+const (
+	// Retry runs the job again: it only reads, or is idempotent (a plan, a
+	// hydration, a report).
+	Retry Recovery = iota
+	// Interrupt never runs it again: it had side effects (an apply, a
+	// takeover, a Helm upgrade). An Interrupted job reports it instead.
+	Interrupt
+)
+
+// Policy is a job kind's recovery policy.
+type Policy struct{ Recovery Recovery }
+
+// SetPolicy declares how a kind of job is recovered. Kinds without a policy
+// are retried.
+func (q *Queue) SetPolicy(kind string, p Policy) { q.policies[kind] = p }
+
+// Interrupted is enqueued for a job with side effects whose process died:
+// its worker tells the user what was interrupted and what to check.
+type Interrupted struct {
+	JobKind string          `json:"job_kind"`
+	JobID   int64           `json:"job_id"`
+	RunID   int64           `json:"run_id"`
+	Args    json.RawMessage `json:"args"`
+}
+
+func (Interrupted) Kind() string { return "interrupted" }
+
+func (Interrupted) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
+
+// rawArgs re-enqueues a job's stored arguments unchanged.
+type rawArgs struct {
+	kind string
+	args json.RawMessage
+}
+
+func (r rawArgs) Kind() string                 { return r.kind }
+func (r rawArgs) MarshalJSON() ([]byte, error) { return r.args, nil }
+
+type runKey struct{}
+
+// RunFrom returns the run record of the job being worked.
+func RunFrom(ctx context.Context) *store.Run {
+	r, _ := ctx.Value(runKey{}).(*store.Run)
+	return r
+}
+
+// tracker records every attempt as a run with a heartbeat, so a replica can
+// tell a job whose process died from one that is slow.
+type tracker struct {
+	river.WorkerMiddlewareDefaults
+	q *Queue
+}
+
+func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
+	st := t.q.store
+	abandoned, err := st.JobAbandoned(ctx, job.ID)
+	if err != nil {
+		return err
+	}
+	if abandoned {
+		// A replica declared an earlier attempt lost and already retried or
+		// reported it; River's own rescuer brought this one back late.
+		return nil
+	}
+	var meta struct {
+		Repo    string `json:"repo"`
+		PR      int    `json:"pr"`
+		Target  string `json:"target"`
+		HeadSHA string `json:"head_sha"`
+	}
+	_ = json.Unmarshal(job.EncodedArgs, &meta)
+	run, err := st.StartRun(ctx, store.Run{JobID: job.ID, Attempt: job.Attempt, Kind: job.Kind,
+		Repo: meta.Repo, PR: meta.PR, Target: meta.Target, HeadSHA: meta.HeadSHA})
+	if err != nil {
+		return err
+	}
+	beat, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	go func() {
+		tick := time.NewTicker(t.q.opts.Heartbeat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-beat.Done():
+				return
+			case <-tick.C:
+				_ = st.Heartbeat(beat, run.ID)
+			}
+		}
+	}()
+	err = doInner(context.WithValue(ctx, runKey{}, run))
+	status := store.RunSucceeded
+	if err != nil {
+		status = store.RunFailed
+	}
+	// Keep a conclusion or summary a worker already wrote.
+	if cur, gerr := st.Run(context.WithoutCancel(ctx), run.ID); gerr == nil && cur.Status == store.RunRunning {
+		_ = st.FinishRun(context.WithoutCancel(ctx), run.ID, status, cur.Conclusion, cur.Summary)
+	}
+	return err
+}
+
+// reap recovers runs whose heartbeat stopped: their process died. Claiming is
+// atomic, so with several replicas each lost run is recovered once.
+func (q *Queue) reap(ctx context.Context) {
+	lost, err := q.store.ClaimLostRuns(ctx, q.opts.StaleAfter)
+	if err != nil {
+		q.opts.Logger.Error("claim lost runs", "err", err)
+		return
+	}
+	for _, run := range lost {
+		q.recover(ctx, run)
+	}
+}
+
+func (q *Queue) recover(ctx context.Context, run *store.Run) {
+	args, maxAttempts, err := q.jobArgs(ctx, run.JobID)
+	if err != nil {
+		q.opts.Logger.Error("recover lost run: load job", "run", run.ID, "job", run.JobID, "err", err)
+		return
+	}
+	if q.policies[run.Kind].Recovery == Interrupt {
+		_ = q.store.MarkInterrupted(ctx, run.ID, "interrupted: the server stopped while this ran")
+		_, err = q.b.insert(ctx, Interrupted{JobKind: run.Kind, JobID: run.JobID, RunID: run.ID, Args: args}, nil)
+	} else {
+		err = q.b.insertMany(ctx, []river.InsertManyParams{{
+			Args:       rawArgs{kind: run.Kind, args: args},
+			InsertOpts: &river.InsertOpts{MaxAttempts: maxAttempts},
+		}})
+	}
+	if err != nil {
+		q.opts.Logger.Error("recover lost run", "run", run.ID, "kind", run.Kind, "err", err)
+	} else {
+		q.opts.Logger.Warn("recovered run lost with its process", "run", run.ID, "kind", run.Kind, "job", run.JobID)
+	}
+}
+
+// jobArgs reads a job's stored arguments through River (SQLite keeps them
+// as binary JSONB, so the table cannot be read directly).
+func (q *Queue) jobArgs(ctx context.Context, jobID int64) (json.RawMessage, int, error) {
+	job, err := q.b.jobGet(ctx, jobID)
+	if err != nil {
+		return nil, 0, err
+	}
+	return job.EncodedArgs, job.MaxAttempts, nil
+}

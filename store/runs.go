@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Run states. A run is one attempt of one job; "lost" means its process died
+// (no heartbeat) and someone else took over what followed.
+const (
+	RunRunning     = "running"
+	RunSucceeded   = "succeeded"
+	RunFailed      = "failed"
+	RunLost        = "lost"
+	RunInterrupted = "interrupted"
+)
+
+// Run is the record of one attempt of a job, with its log.
+type Run struct {
+	ID          int64
+	JobID       int64
+	Attempt     int
+	Kind        string
+	Repo        string
+	PR          int
+	Target      string
+	HeadSHA     string
+	Status      string
+	Conclusion  string
+	Summary     string
+	Log         string
+	CheckRunID  int64
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+	FinishedAt  time.Time
+}
+
+const runColumns = `id, job_id, attempt, kind, repo, pr, target, head_sha, status, conclusion,
+	summary, log, check_run_id, started_at, heartbeat_at, finished_at`
+
+func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
+	var r Run
+	var started, beat, finished int64
+	err := row.Scan(&r.ID, &r.JobID, &r.Attempt, &r.Kind, &r.Repo, &r.PR, &r.Target, &r.HeadSHA,
+		&r.Status, &r.Conclusion, &r.Summary, &r.Log, &r.CheckRunID, &started, &beat, &finished)
+	if err != nil {
+		return nil, err
+	}
+	r.StartedAt, r.HeartbeatAt, r.FinishedAt = fromMillis(started), fromMillis(beat), fromMillis(finished)
+	return &r, nil
+}
+
+// StartRun records that an attempt of a job began. Starting the same attempt
+// twice returns the existing run.
+func (s *Store) StartRun(ctx context.Context, r Run) (*Run, error) {
+	t := now()
+	_, err := s.exec(ctx, `INSERT INTO runs (job_id, attempt, kind, repo, pr, target, head_sha, status,
+		started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, attempt) DO NOTHING`,
+		r.JobID, r.Attempt, r.Kind, r.Repo, r.PR, r.Target, r.HeadSHA, RunRunning, t, t)
+	if err != nil {
+		return nil, fmt.Errorf("start run of job %d: %w", r.JobID, err)
+	}
+	return scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE job_id = ? AND attempt = ?`, r.JobID, r.Attempt))
+}
+
+// Run returns one run by id.
+func (s *Store) Run(ctx context.Context, id int64) (*Run, error) {
+	r, err := scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return r, err
+}
+
+// RunsOfJob lists the attempts of a job, oldest first.
+func (s *Store) RunsOfJob(ctx context.Context, jobID int64) ([]*Run, error) {
+	rows, err := s.query(ctx, `SELECT `+runColumns+` FROM runs WHERE job_id = ? ORDER BY attempt`, jobID)
+	if err != nil {
+		return nil, err
+	}
+	return collectRuns(rows)
+}
+
+// JobAbandoned reports whether an earlier attempt of the job was declared lost
+// or interrupted: whatever follows such a job was already taken care of, so a
+// late rerun by the queue's own rescuer must do nothing.
+func (s *Store) JobAbandoned(ctx context.Context, jobID int64) (bool, error) {
+	var n int
+	err := s.queryRow(ctx, `SELECT count(*) FROM runs WHERE job_id = ? AND status IN (?, ?)`,
+		jobID, RunLost, RunInterrupted).Scan(&n)
+	return n > 0, err
+}
+
+// Heartbeat marks a running run as alive.
+func (s *Store) Heartbeat(ctx context.Context, id int64) error {
+	_, err := s.exec(ctx, `UPDATE runs SET heartbeat_at = ? WHERE id = ? AND status = ?`, now(), id, RunRunning)
+	return err
+}
+
+// SetRunCheck remembers the check run that mirrors this run.
+func (s *Store) SetRunCheck(ctx context.Context, id, checkRunID int64) error {
+	_, err := s.exec(ctx, `UPDATE runs SET check_run_id = ? WHERE id = ?`, checkRunID, id)
+	return err
+}
+
+// AppendLog adds text to a run's log. The text must already be redacted.
+func (s *Store) AppendLog(ctx context.Context, id int64, text string) error {
+	_, err := s.exec(ctx, `UPDATE runs SET log = log || ? WHERE id = ?`, text, id)
+	return err
+}
+
+// FinishRun records the outcome of a run that is still running; a run already
+// declared lost keeps that status.
+func (s *Store) FinishRun(ctx context.Context, id int64, status, conclusion, summary string) error {
+	_, err := s.exec(ctx, `UPDATE runs SET status = ?, conclusion = ?, summary = ?, finished_at = ?
+		WHERE id = ? AND status = ?`, status, conclusion, summary, now(), id, RunRunning)
+	return err
+}
+
+// ClaimLostRuns marks running runs whose heartbeat is older than staleAfter
+// as lost and returns them. The update is the claim: on several replicas each
+// lost run is returned to exactly one caller.
+func (s *Store) ClaimLostRuns(ctx context.Context, staleAfter time.Duration) ([]*Run, error) {
+	cutoff := time.Now().Add(-staleAfter).UnixMilli()
+	rows, err := s.query(ctx, `UPDATE runs SET status = ?, finished_at = ?
+		WHERE status = ? AND heartbeat_at < ? RETURNING `+runColumns, RunLost, now(), RunRunning, cutoff)
+	if err != nil {
+		return nil, fmt.Errorf("claim lost runs: %w", err)
+	}
+	return collectRuns(rows)
+}
+
+// MarkInterrupted changes a lost run to interrupted: its work had side effects
+// and must not be retried.
+func (s *Store) MarkInterrupted(ctx context.Context, id int64, summary string) error {
+	_, err := s.exec(ctx, `UPDATE runs SET status = ?, summary = ? WHERE id = ?`, RunInterrupted, summary, id)
+	return err
+}
+
+// LatestRun returns the newest run for a repo and target of a kind.
+func (s *Store) LatestRun(ctx context.Context, repo, kind, target string) (*Run, error) {
+	r, err := scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE repo = ? AND kind = ? AND target = ?
+		ORDER BY id DESC LIMIT 1`, repo, kind, target))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return r, err
+}
+
+func collectRuns(rows *sql.Rows) ([]*Run, error) {
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ErrNotFound is returned when a looked-up record does not exist.
+var ErrNotFound = errors.New("not found")

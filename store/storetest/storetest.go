@@ -1,0 +1,80 @@
+// Package storetest opens real databases for tests: a SQLite file in a temp
+// dir, or a PostgreSQL schema of its own so tests run in parallel.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" database/sql driver for schema set-up
+
+	"strata.dev/strata/store"
+)
+
+// PostgresEnv names the PostgreSQL server tests use.
+const PostgresEnv = "STRATA_TEST_POSTGRES_URL"
+
+// DefaultPostgres is the server on the development machines and in CI.
+const DefaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// Dialects lists the backends every store and queue test runs against.
+var Dialects = []store.Dialect{store.SQLite, store.Postgres}
+
+// URL returns a database URL of the dialect that belongs to this test only.
+// Without a reachable PostgreSQL the test skips, or fails when
+// STRATA_REQUIRE_TOOLS=1 (as in CI).
+func URL(t testing.TB, d store.Dialect) string {
+	t.Helper()
+	if d == store.SQLite {
+		return "sqlite://" + filepath.Join(t.TempDir(), "strata.db")
+	}
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		base = DefaultPostgres
+	}
+	db, err := sql.Open("pgx", base)
+	if err == nil {
+		err = db.PingContext(context.Background())
+	}
+	if err != nil {
+		if os.Getenv("STRATA_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("PostgreSQL at %s is required (STRATA_REQUIRE_TOOLS=1): %v", base, err)
+		}
+		t.Skipf("no PostgreSQL at %s: %v", base, err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "t_" + hex.EncodeToString(b)
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
+		db.Close()
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
+
+// Open opens and migrates a store of the dialect for this test.
+func Open(t testing.TB, d store.Dialect) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), URL(t, d), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
