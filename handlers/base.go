@@ -50,5 +50,9 @@ func repoOf(installation *github.Installation, r *github.Repository) jobs.Repo {
 func All(b Base) []githubapp.EventHandler {
 	return []githubapp.EventHandler{
 		&IssueComment{Base: b},
+		&PullRequest{Base: b},
+		&PullRequestReview{Base: b},
+		&Push{Base: b},
+		&CheckRun{Base: b},
 	}
 }

@@ -14,13 +14,13 @@ type Repo struct {
 	InstallationID int64  `json:"installation_id"`
 	Owner          string `json:"owner"`
 	Name           string `json:"name"`
-	// Repo is "owner/name", recorded on the job's runs.
-	Repo string `json:"repo"`
+	// FullName is "owner/name", recorded on the job's runs.
+	FullName string `json:"repo"`
 }
 
 // NewRepo fills a Repo.
 func NewRepo(installationID int64, owner, name string) Repo {
-	return Repo{InstallationID: installationID, Owner: owner, Name: name, Repo: owner + "/" + name}
+	return Repo{InstallationID: installationID, Owner: owner, Name: name, FullName: owner + "/" + name}
 }
 
 // Command is a Strata command from a PR comment or a check-run button. The

@@ -76,7 +76,7 @@ func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) 
 	gh := rep.REST
 	pr, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Name, a.PR)
 	if err != nil {
-		return fmt.Errorf("%s#%d: %w", a.Repo, a.PR, err)
+		return fmt.Errorf("%s#%d: %w", a.FullName, a.PR, err)
 	}
 	cc := &CommandContext{Job: a, Deps: w.d, GitHub: gh, Reporter: rep, PR: pr}
 	cfg, err := LoadRepoConfig(ctx, gh, a.Owner, a.Name, pr.GetHead().GetSHA(), pr.GetBase().GetRepo().GetDefaultBranch())

@@ -40,6 +40,11 @@ type Deps struct {
 func Register(w *river.Workers, d *Deps) {
 	river.AddWorker(w, &CommandWorker{d: d})
 	river.AddWorker(w, &InterruptedWorker{d: d})
+	river.AddWorker(w, &PullRequestWorker{d: d})
+	river.AddWorker(w, &PushWorker{d: d})
+	registerLayers(w, d)
+	registerSyncs(w, d)
+	registerReleases(w, d)
 }
 
 // Reporter returns a reporter for the job's repository with an installation
@@ -47,11 +52,11 @@ func Register(w *river.Workers, d *Deps) {
 func (d *Deps) Reporter(r jobs.Repo) (*report.Reporter, error) {
 	rest, err := d.Clients.NewInstallationClient(r.InstallationID)
 	if err != nil {
-		return nil, fmt.Errorf("installation client for %s: %w", r.Repo, err)
+		return nil, fmt.Errorf("installation client for %s: %w", r.FullName, err)
 	}
 	v4, err := d.Clients.NewInstallationV4Client(r.InstallationID)
 	if err != nil {
-		return nil, fmt.Errorf("installation GraphQL client for %s: %w", r.Repo, err)
+		return nil, fmt.Errorf("installation GraphQL client for %s: %w", r.FullName, err)
 	}
 	return &report.Reporter{REST: rest, V4: v4, Owner: r.Owner, Repo: r.Name, Redact: d.Redactor.String}, nil
 }
@@ -60,7 +65,7 @@ func (d *Deps) Reporter(r jobs.Repo) (*report.Reporter, error) {
 func (d *Deps) Client(r jobs.Repo) (*github.Client, error) {
 	c, err := d.Clients.NewInstallationClient(r.InstallationID)
 	if err != nil {
-		return nil, fmt.Errorf("installation client for %s: %w", r.Repo, err)
+		return nil, fmt.Errorf("installation client for %s: %w", r.FullName, err)
 	}
 	return c, nil
 }

@@ -1,0 +1,46 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/go-github/v60/github"
+	"github.com/palantir/go-githubapp/githubapp"
+
+	"strata.dev/strata/jobs"
+)
+
+// PullRequestReview refreshes a PR's apply readiness when it is approved or
+// an approval is dismissed: `approved` is checked again at /apply, but
+// strata/applied should not wait for that to change.
+type PullRequestReview struct{ Base }
+
+func (h *PullRequestReview) Handles() []string { return []string{"pull_request_review"} }
+
+func (h *PullRequestReview) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
+	var event github.PullRequestReviewEvent
+	if err := json.Unmarshal(payload, &event); err != nil {
+		return fmt.Errorf("parse pull_request_review payload: %w", err)
+	}
+	if event.GetAction() != "submitted" && event.GetAction() != "dismissed" {
+		return nil
+	}
+	pr := event.GetPullRequest()
+	ctx, _ = githubapp.PreparePRContext(ctx, event.GetInstallation().GetID(), event.GetRepo(), pr.GetNumber())
+	return h.enqueue(ctx, eventType, deliveryID, jobs.PullRequest{
+		Repo:          repoOf(event.GetInstallation(), event.GetRepo()),
+		PR:            pr.GetNumber(),
+		Action:        "reviewed",
+		HeadSHA:       pr.GetHead().GetSHA(),
+		HeadRef:       pr.GetHead().GetRef(),
+		BaseRef:       pr.GetBase().GetRef(),
+		BaseSHA:       pr.GetBase().GetSHA(),
+		Fork:          pr.GetHead().GetRepo().GetID() != event.GetRepo().GetID(),
+		Author:        pr.GetUser().GetLogin(),
+		Sender:        event.GetSender().GetLogin(),
+		DefaultBranch: event.GetRepo().GetDefaultBranch(),
+	})
+}
+
+var _ githubapp.EventHandler = &PullRequestReview{}
