@@ -166,7 +166,7 @@ func (s *Server) configure(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	deps := &worker.Deps{Config: cfg, Clients: clients, Fetcher: fetcher, Redactor: red, Logger: s.log}
+	deps := &worker.Deps{Config: cfg, Clients: clients, Fetcher: fetcher, Redactor: red, Store: s.store, Logger: s.log}
 	deps.BotLogin = s.botLogin(ctx, clients)
 
 	workers := river.NewWorkers()
@@ -176,6 +176,8 @@ func (s *Server) configure(ctx context.Context, opts Options) error {
 		Heartbeat: opts.Heartbeat,
 		Logger:    slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Observe:   s.metrics.observeJob,
+		// Features append to worker.PeriodicJobs in worker.Register.
+		PeriodicJobs: worker.PeriodicJobs,
 	})
 	if err != nil {
 		return err

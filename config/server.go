@@ -86,6 +86,12 @@ func LoadServer(path string, getenv func(string) (string, bool)) (*Server, error
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
+	return LoadServerFrom(&s, getenv)
+}
+
+// LoadServerFrom completes a config built in code (tests, embedding) the way
+// LoadServer completes a file: environment, defaults, validation.
+func LoadServerFrom(s *Server, getenv func(string) (string, bool)) (*Server, error) {
 	if err := s.applyEnv(getenv); err != nil {
 		return nil, err
 	}
@@ -93,7 +99,7 @@ func LoadServer(path string, getenv func(string) (string, bool)) (*Server, error
 	if err := s.loadKey(); err != nil {
 		return nil, err
 	}
-	return &s, s.validate()
+	return s, s.validate()
 }
 
 func (s *Server) applyEnv(getenv func(string) (string, bool)) error {

@@ -17,6 +17,7 @@ import (
 	"strata.dev/strata/redact"
 	"strata.dev/strata/report"
 	"strata.dev/strata/source"
+	"strata.dev/strata/store"
 )
 
 // Enqueuer inserts follow-up jobs.
@@ -31,6 +32,8 @@ type Deps struct {
 	Queue    Enqueuer
 	Fetcher  *source.Fetcher
 	Redactor *redact.Redactor
+	// Store is the database: locks, plans, runs.
+	Store *store.Store
 	// BotLogin is the App's own login, "slug[bot]".
 	BotLogin string
 	Logger   zerolog.Logger
@@ -73,3 +76,7 @@ func (d *Deps) Client(r jobs.Repo) (*github.Client, error) {
 // Policies declares how each job kind is recovered when its process dies;
 // kinds not listed are retried.
 var Policies = map[string]queue.Policy{}
+
+// PeriodicJobs are enqueued by the queue's leader on a schedule (and at
+// start-up with RunOnStart); features append theirs when registering.
+var PeriodicJobs []*river.PeriodicJob

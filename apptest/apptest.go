@@ -1,0 +1,195 @@
+// Package apptest runs a real Strata server against the fake GitHub for
+// end-to-end tests: webhooks go into its HTTP server, signed as GitHub
+// signs them, and every request it makes is checked against GitHub's API
+// description.
+package apptest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"strata.dev/strata/app"
+	"strata.dev/strata/config"
+	"strata.dev/strata/githubtest"
+	"strata.dev/strata/store"
+	"strata.dev/strata/store/storetest"
+)
+
+// WebhookSecret is the App's webhook secret in tests.
+const WebhookSecret = "apptest-webhook-secret"
+
+// Options shape a test server.
+type Options struct {
+	// Dialect of a fresh database; ignored when DatabaseURL is set.
+	Dialect store.Dialect
+	// DatabaseURL shares a database between servers (replicas, restarts).
+	DatabaseURL string
+	// GitHub shares a fake between servers; a new one when nil.
+	GitHub *githubtest.Server
+	// DataDir shares a data dir; a temp dir when empty.
+	DataDir string
+	Workers int
+	// Configure changes the server config before start.
+	Configure func(*config.Server)
+}
+
+// Env is a running Strata with its fake GitHub and one repository.
+type Env struct {
+	t       testing.TB
+	GitHub  *githubtest.Server
+	Repo    *githubtest.Repo
+	Server  *app.Server
+	Config  *config.Server
+	HookURL string
+	stop    context.CancelFunc
+	done    chan error
+}
+
+// Start runs a Strata server for the test; it stops at cleanup.
+func Start(t testing.TB, opts Options) *Env {
+	t.Helper()
+	gh := opts.GitHub
+	if gh == nil {
+		gh = githubtest.NewServer(t)
+	}
+	repo := gh.Repo("acme", "infra")
+	if repo == nil {
+		repo = gh.AddRepo("acme", "infra")
+	}
+	if opts.Dialect == "" {
+		opts.Dialect = store.SQLite
+	}
+	if opts.DatabaseURL == "" {
+		opts.DatabaseURL = storetest.URL(t, opts.Dialect)
+	}
+	if opts.DataDir == "" {
+		opts.DataDir = t.TempDir()
+	}
+	if opts.Workers == 0 {
+		opts.Workers = 4
+	}
+	cfg := &config.Server{
+		DatabaseURL:  opts.DatabaseURL,
+		DataDir:      opts.DataDir,
+		PublicURL:    "https://strata.example.test",
+		TerraformBin: TerraformBin(t),
+		Workers:      opts.Workers,
+		GitHub: config.GitHub{
+			AppID:         gh.AppID(),
+			PrivateKey:    string(gh.PrivateKeyPEM()),
+			WebhookSecret: WebhookSecret,
+			APIURL:        gh.APIURL(),
+			GraphQLURL:    gh.GraphQLURL(),
+			WebURL:        gh.WebURL(),
+		},
+		ShutdownTimeout: 30 * time.Second,
+	}
+	if opts.Configure != nil {
+		opts.Configure(cfg)
+	}
+	env := map[string]string{}
+	full, err := config.LoadServerFrom(cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	srv, err := app.New(ctx, full, log, app.Options{Listener: ln, Heartbeat: 100 * time.Millisecond})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	e := &Env{t: t, GitHub: gh, Repo: repo, Server: srv, Config: full,
+		HookURL: "http://" + srv.Addr() + "/api/github/hook", stop: cancel, done: make(chan error, 1)}
+	go func() { e.done <- srv.Run(ctx) }()
+	e.waitReady()
+	t.Cleanup(e.Stop)
+	return e
+}
+
+func (e *Env) waitReady() {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := http.Get("http://" + e.Server.Addr() + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.t.Fatal("Strata did not become ready")
+}
+
+// Stop shuts the server down gracefully; calling it twice is fine.
+func (e *Env) Stop() {
+	if e.stop == nil {
+		return
+	}
+	e.stop()
+	e.stop = nil
+	select {
+	case err := <-e.done:
+		if err != nil {
+			e.t.Errorf("server stopped with: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		e.t.Error("server did not stop within 60s")
+	}
+}
+
+// Deliver sends a webhook with a fresh delivery id and returns the answer.
+func (e *Env) Deliver(payload any, event string) *http.Response {
+	e.t.Helper()
+	return e.DeliverID(NewDeliveryID(), payload, event)
+}
+
+// DeliverID sends a webhook with the given delivery id (for redeliveries).
+func (e *Env) DeliverID(id string, payload any, event string) *http.Response {
+	e.t.Helper()
+	res := githubtest.Deliver(e.t, e.HookURL, WebhookSecret, event, id, payload)
+	if res.StatusCode/100 != 2 {
+		e.t.Fatalf("webhook %s answered %d, want 2xx", event, res.StatusCode)
+	}
+	return res
+}
+
+// WaitFor polls cond until it holds, failing the test after timeout.
+func (e *Env) WaitFor(timeout time.Duration, cond func() bool) {
+	e.t.Helper()
+	e.GitHub.WaitFor(e.t, timeout, cond)
+}
+
+// NewDeliveryID returns a GitHub-style delivery id.
+func NewDeliveryID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// TerraformBin is the Terraform the tests use: $STRATA_TERRAFORM_BIN, else
+// the repo's bin/terraform (v1.5.7, installed by the test command).
+func TerraformBin(t testing.TB) string {
+	if b := os.Getenv("STRATA_TERRAFORM_BIN"); b != "" {
+		return b
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "bin", "terraform")
+}

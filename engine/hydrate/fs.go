@@ -1,0 +1,239 @@
+package hydrate
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// ErrOutsideRoot is returned when a path, or the target of a symlink on it,
+// leaves the repository tree.
+var ErrOutsideRoot = errors.New("path leaves the repository tree")
+
+// errReadOnly refuses writes: a build only reads the source tree.
+var errReadOnly = errors.New("the source tree is read-only during a build")
+
+// treeFS is the file system kustomize is given: the on-disk tree under root,
+// nothing outside it (symlinks are resolved before the check), read-only.
+// It records every file kustomize read or looked for and every directory it
+// listed, so the next push can tell whether this sync's inputs changed.
+type treeFS struct {
+	disk filesys.FileSystem
+	root string // absolute, symlinks resolved
+
+	mu    sync.Mutex
+	files map[string]bool
+	dirs  map[string]bool
+}
+
+func newTreeFS(root string) (*treeFS, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	return &treeFS{
+		disk:  filesys.MakeFsOnDisk(),
+		root:  real,
+		files: map[string]bool{},
+		dirs:  map[string]bool{},
+	}, nil
+}
+
+// resolve returns the absolute, symlink-free form of p, refusing any path
+// that leaves the root. A path that does not exist (yet) is resolved as far as
+// it exists, so a symlinked parent directory cannot smuggle it out.
+func (t *treeFS) resolve(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if !t.inside(abs) {
+		return "", fmt.Errorf("%s: %w", p, ErrOutsideRoot)
+	}
+	real, err := evalExisting(abs)
+	if err != nil {
+		return "", err
+	}
+	if !t.inside(real) {
+		// Name the link as the repository has it, not the machine's path.
+		return "", fmt.Errorf("%s: %w", t.rel(abs), ErrOutsideRoot)
+	}
+	return real, nil
+}
+
+func evalExisting(p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		return real, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p, nil
+	}
+	realParent, err := evalExisting(parent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(realParent, filepath.Base(p)), nil
+}
+
+func (t *treeFS) inside(abs string) bool {
+	return abs == t.root || strings.HasPrefix(abs, t.root+string(filepath.Separator))
+}
+
+func (t *treeFS) rel(abs string) string {
+	r, err := filepath.Rel(t.root, abs)
+	if err != nil {
+		return filepath.ToSlash(abs)
+	}
+	return filepath.ToSlash(r)
+}
+
+// recordFile notes a file read or probed under both the name asked for and
+// the file it resolves to, since either may change in the next commit.
+func (t *treeFS) recordFile(asked, real string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if abs, err := filepath.Abs(asked); err == nil && t.inside(abs) {
+		t.files[t.rel(abs)] = true
+	}
+	t.files[t.rel(real)] = true
+}
+
+func (t *treeFS) recordDir(real string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dirs[t.rel(real)] = true
+}
+
+// inputs lists the recorded files, then the listed directories with a
+// trailing slash, as one sorted slice of repo-relative paths.
+func (t *treeFS) inputs() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]string, 0, len(t.files)+len(t.dirs))
+	for f := range t.files {
+		if f != "." {
+			out = append(out, f)
+		}
+	}
+	for d := range t.dirs {
+		if d == "." {
+			out = append(out, "./")
+			continue
+		}
+		out = append(out, d+"/")
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (t *treeFS) Open(p string) (filesys.File, error) {
+	real, err := t.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	t.recordFile(p, real)
+	return t.disk.Open(real)
+}
+
+func (t *treeFS) ReadFile(p string) ([]byte, error) {
+	real, err := t.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	t.recordFile(p, real)
+	return t.disk.ReadFile(real)
+}
+
+func (t *treeFS) Exists(p string) bool {
+	real, err := t.resolve(p)
+	if err != nil {
+		return false
+	}
+	if !t.disk.IsDir(real) {
+		t.recordFile(p, real)
+	}
+	return t.disk.Exists(real)
+}
+
+func (t *treeFS) IsDir(p string) bool {
+	real, err := t.resolve(p)
+	if err != nil {
+		return false
+	}
+	return t.disk.IsDir(real)
+}
+
+func (t *treeFS) ReadDir(p string) ([]string, error) {
+	real, err := t.resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	t.recordDir(real)
+	return t.disk.ReadDir(real)
+}
+
+func (t *treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
+	real, err := t.resolve(p)
+	if err != nil {
+		return "", "", err
+	}
+	return t.disk.CleanedAbs(real)
+}
+
+func (t *treeFS) Glob(pattern string) ([]string, error) {
+	dir, err := t.resolve(filepath.Dir(pattern))
+	if err != nil {
+		return nil, err
+	}
+	t.recordDir(dir)
+	matches, err := t.disk.Glob(filepath.Join(dir, filepath.Base(pattern)))
+	if err != nil {
+		return nil, err
+	}
+	kept := matches[:0]
+	for _, m := range matches {
+		if _, err := t.resolve(m); err == nil {
+			kept = append(kept, m)
+		}
+	}
+	return kept, nil
+}
+
+func (t *treeFS) Walk(p string, walkFn filepath.WalkFunc) error {
+	real, err := t.resolve(p)
+	if err != nil {
+		return err
+	}
+	return t.disk.Walk(real, func(path string, info os.FileInfo, err error) error {
+		if err == nil && info.IsDir() {
+			t.recordDir(path)
+		} else if err == nil {
+			t.recordFile(path, path)
+		}
+		return walkFn(path, info, err)
+	})
+}
+
+func (t *treeFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
+func (t *treeFS) Mkdir(string) error                  { return errReadOnly }
+func (t *treeFS) MkdirAll(string) error               { return errReadOnly }
+func (t *treeFS) RemoveAll(string) error              { return errReadOnly }
+func (t *treeFS) WriteFile(string, []byte) error      { return errReadOnly }
+
+var _ filesys.FileSystem = (*treeFS)(nil)

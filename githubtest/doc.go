@@ -1,0 +1,55 @@
+// Package githubtest is a stateful fake GitHub for Strata's tests.
+//
+// NewServer starts it on an httptest.Server, closed when the test ends. The
+// REST API is at APIURL() (URL()+"/api/v3/", GitHub Enterprise style),
+// GraphQL at GraphQLURL(), the web at WebURL(). The fake has one GitHub App
+// (AppID, PrivateKeyPEM, slug "strata-test", bot "strata-test[bot]") with one
+// installation (InstallationID) on every repository.
+//
+// # Refusing what GitHub refuses
+//
+// Every REST request is matched and validated against GitHub's OpenAPI
+// description (../shared/github-api, or $STRATA_GITHUB_API_DIR), loaded once
+// per test binary. Parameters such as {ref} and {path} span several path
+// segments, as on GitHub. An unknown route or method (404), an invalid query
+// or body (422), and GitHub's unstated limits (422 "Validation Failed": a
+// comment of more than 65,536 characters, a check-run summary or text of
+// more than 65,535 bytes, more than 3 check-run actions) call t.Errorf and
+// are recorded in Violations. A request without credentials gets 401; the App
+// endpoints want the App's RS256 JWT, the others an installation token from
+// POST /app/installations/{id}/access_tokens (or Server.Token). Every
+// response carries X-RateLimit-* headers. Responses are not validated.
+//
+// # State for tests
+//
+//	repo := srv.AddRepo("acme", "infra")            // main, with a README.md
+//	sha := repo.Commit("main", map[string]string{"infra/main.tf": "...", "old.tf": githubtest.Deleted}, "msg")
+//	fork := srv.AddFork(repo, "alice")
+//	fork.Commit("feature", files, "msg")
+//	pr := repo.OpenPR("alice:feature", "main", "alice") // or a branch of repo
+//	repo.PushPR(pr.Number, files, "msg"); repo.ClosePR(pr.Number, true) // merges
+//	repo.SetPermission("bob", "maintain"); repo.AddReview(pr.Number, "bob", "APPROVED")
+//	repo.SetMergeable(pr.Number, false, "dirty")
+//
+// Read back with Branch, FileAt, Tree, Comments, Reactions, CheckRuns,
+// CheckRun (the latest by name) and AllCheckRuns; Server.Requests logs every
+// request, TarballDownloads counts archive downloads, WaitFor polls.
+// GET .../collaborators/{user}/permission answers GitHub's legacy
+// "permission" (maintain shows as write, triage as read) and the exact
+// "role_name"; users without a permission have none. A tarball redirects
+// (302) to a codeload-like URL on the same server, serving a gzipped tar with
+// a pax global header and one top-level folder OWNER-REPO-SHORTSHA/.
+// GraphQL answers only the minimizeComment mutation.
+//
+// # Webhooks
+//
+// The payload builders (IssueCommentEvent, IssueCommentEditedEvent,
+// PullRequestEvent, PullRequestReviewEvent, PushEvent, CheckRunEvent) build
+// payloads from the fake's state and return them with their event name;
+// IssueCommentEvent also adds the comment. Deliver signs and POSTs a payload
+// like GitHub, after validating it against GitHub's webhook schemas
+// (ValidateWebhook).
+//
+//	p, event := repo.IssueCommentEvent(pr.Number, "bob", "/plan")
+//	resp := githubtest.Deliver(t, hookURL, secret, event, "delivery-1", p)
+package githubtest

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Plan is a saved Terraform plan of a layer at a PR's head commit: what
+// /apply applies, byte for byte.
+type Plan struct {
+	Repo       string
+	PR         int
+	Layer      string
+	HeadSHA    string
+	PlanFile   []byte
+	Summary    string // redacted, for reports
+	HasChanges bool
+	CreatedAt  time.Time
+	AppliedAt  time.Time
+}
+
+const planColumns = `repo, pr, layer, head_sha, plan, summary, has_changes, created_at, applied_at`
+
+func scanPlan(row interface{ Scan(...any) error }) (*Plan, error) {
+	var p Plan
+	var changes, created, applied int64
+	if err := row.Scan(&p.Repo, &p.PR, &p.Layer, &p.HeadSHA, &p.PlanFile, &p.Summary, &changes, &created, &applied); err != nil {
+		return nil, err
+	}
+	p.HasChanges = changes != 0
+	p.CreatedAt, p.AppliedAt = fromMillis(created), fromMillis(applied)
+	return &p, nil
+}
+
+// SavePlan stores a plan, replacing an earlier plan of the same layer at the
+// same head (a re-plan).
+func (s *Store) SavePlan(ctx context.Context, p Plan) error {
+	changes := 0
+	if p.HasChanges {
+		changes = 1
+	}
+	_, err := s.exec(ctx, `INSERT INTO plans (`+planColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
+		ON CONFLICT (repo, pr, layer, head_sha) DO UPDATE SET plan = excluded.plan, summary = excluded.summary,
+		has_changes = excluded.has_changes, created_at = excluded.created_at, applied_at = 0`,
+		p.Repo, p.PR, p.Layer, p.HeadSHA, p.PlanFile, p.Summary, changes, now())
+	if err != nil {
+		return fmt.Errorf("save plan of %s#%d %s: %w", p.Repo, p.PR, p.Layer, err)
+	}
+	return nil
+}
+
+// PlanAt returns the plan of a layer at a head, or ErrNotFound.
+func (s *Store) PlanAt(ctx context.Context, repo string, pr int, layer, headSHA string) (*Plan, error) {
+	p, err := scanPlan(s.queryRow(ctx, `SELECT `+planColumns+` FROM plans WHERE repo = ? AND pr = ? AND layer = ? AND head_sha = ?`,
+		repo, pr, layer, headSHA))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	return p, err
+}
+
+// PlansOfPR lists a PR's plans at every head, newest first.
+func (s *Store) PlansOfPR(ctx context.Context, repo string, pr int) ([]*Plan, error) {
+	rows, err := s.query(ctx, `SELECT `+planColumns+` FROM plans WHERE repo = ? AND pr = ? ORDER BY created_at DESC, layer`, repo, pr)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Plan
+	for rows.Next() {
+		p, err := scanPlan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// MarkApplied records that a plan was applied. It reports false when the
+// plan was already applied (or is gone): an apply runs once.
+func (s *Store) MarkApplied(ctx context.Context, repo string, pr int, layer, headSHA string) (bool, error) {
+	res, err := s.exec(ctx, `UPDATE plans SET applied_at = ? WHERE repo = ? AND pr = ? AND layer = ? AND head_sha = ? AND applied_at = 0`,
+		now(), repo, pr, layer, headSHA)
+	if err != nil {
+		return false, err
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// DeletePlansOfPR discards every plan of a PR (it was closed or merged).
+func (s *Store) DeletePlansOfPR(ctx context.Context, repo string, pr int) error {
+	_, err := s.exec(ctx, `DELETE FROM plans WHERE repo = ? AND pr = ?`, repo, pr)
+	return err
+}
+
+// PlanBatch is the plans started by one command or autoplan; their reports
+// make one comment once every layer is done.
+type PlanBatch struct {
+	ID    string
+	Repo  string
+	PR    int
+	Total int
+}
+
+// CreateBatch records a batch. It reports false when the id exists: the job
+// that creates it ran before, and its plans are already under way.
+func (s *Store) CreateBatch(ctx context.Context, b PlanBatch) (bool, error) {
+	res, err := s.exec(ctx, `INSERT INTO plan_batches (id, repo, pr, total, commented, created_at) VALUES (?, ?, ?, ?, 0, ?)
+		ON CONFLICT (id) DO NOTHING`, b.ID, b.Repo, b.PR, b.Total, now())
+	if err != nil {
+		return false, fmt.Errorf("create plan batch %s: %w", b.ID, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// BatchItem is one layer's report in a batch (encoded by the caller).
+type BatchItem struct {
+	Layer    string
+	Position int
+	Report   string
+}
+
+// FinishBatchItem stores a layer's report. When it completes the batch and
+// nobody commented yet, it claims the comment and returns every item, in
+// position order; otherwise it returns nil.
+func (s *Store) FinishBatchItem(ctx context.Context, batchID string, item BatchItem) ([]BatchItem, error) {
+	_, err := s.exec(ctx, `INSERT INTO plan_batch_items (batch_id, layer, position, report) VALUES (?, ?, ?, ?)
+		ON CONFLICT (batch_id, layer) DO UPDATE SET report = excluded.report`, batchID, item.Layer, item.Position, item.Report)
+	if err != nil {
+		return nil, fmt.Errorf("finish %s in plan batch %s: %w", item.Layer, batchID, err)
+	}
+	var total, done int
+	if err := s.queryRow(ctx, `SELECT total FROM plan_batches WHERE id = ?`, batchID).Scan(&total); err != nil {
+		return nil, fmt.Errorf("plan batch %s: %w", batchID, err)
+	}
+	if err := s.queryRow(ctx, `SELECT count(*) FROM plan_batch_items WHERE batch_id = ?`, batchID).Scan(&done); err != nil {
+		return nil, err
+	}
+	if done < total {
+		return nil, nil
+	}
+	res, err := s.exec(ctx, `UPDATE plan_batches SET commented = 1 WHERE id = ? AND commented = 0`, batchID)
+	if err != nil {
+		return nil, err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, nil
+	}
+	rows, err := s.query(ctx, `SELECT layer, position, report FROM plan_batch_items WHERE batch_id = ? ORDER BY position, layer`, batchID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []BatchItem
+	for rows.Next() {
+		var it BatchItem
+		if err := rows.Scan(&it.Layer, &it.Position, &it.Report); err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}

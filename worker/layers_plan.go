@@ -1,0 +1,142 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+
+	"strata.dev/strata/command"
+	"strata.dev/strata/config"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/queue"
+	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+)
+
+// prRef is the PR a layer run is for.
+type prRef struct {
+	Number  int
+	HeadSHA string
+	URL     string
+}
+
+// planCommand answers /plan [LAYER...]: the named layers, or every layer the
+// PR touches.
+func planCommand(ctx context.Context, c *CommandContext, cmd command.Command) error {
+	a := c.Job
+	head := c.PR.GetHead().GetSHA()
+	if c.PR.GetState() != "open" {
+		return c.Reply(ctx, fmt.Sprintf("@%s this pull request is closed; nothing to plan.", a.User))
+	}
+	all, err := repoLayers(ctx, c.Deps, c.GitHub, a.Repo, head, c.Config)
+	if err != nil {
+		return err
+	}
+	var layers []config.Layer
+	if names := cmd.(command.Plan).Layers; len(names) > 0 {
+		if layers, err = pickLayers(all, names); err != nil {
+			return c.Reply(ctx, fmt.Sprintf("@%s %v", a.User, err))
+		}
+	} else {
+		files, err := changedFiles(ctx, c.GitHub, a.Repo, a.PR)
+		if err != nil {
+			return err
+		}
+		if layers = touchedLayers(all, files, false); len(layers) == 0 {
+			return c.Reply(ctx, fmt.Sprintf("@%s this pull request touches no layer; name one: `/plan LAYER`. Layers: %s",
+				a.User, orNone(layerNames(all))))
+		}
+	}
+	return startPlans(ctx, c.Deps, c.Reporter, a.Repo, prRef{Number: a.PR, HeadSHA: head, URL: c.PR.GetHTMLURL()}, a.User, layers)
+}
+
+func layerNames(ls []config.Layer) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Name
+	}
+	return out
+}
+
+// startPlans takes each layer's lock for the PR and enqueues its plan, or
+// reports the layer blocked by the PR holding it. The plans of one call form
+// a batch that ends in one comment. Run twice by a retried job, it does
+// nothing the second time.
+func startPlans(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs.Repo, pr prRef, user string, layers []config.Layer) error {
+	st := d.Store
+	batch := fmt.Sprintf("%s#%d@%s", repo.FullName, pr.Number, pr.HeadSHA[:12])
+	if run := queue.RunFrom(ctx); run != nil {
+		batch = fmt.Sprintf("job-%d", run.JobID)
+	}
+	created, err := st.CreateBatch(ctx, store.PlanBatch{ID: batch, Repo: repo.FullName, PR: pr.Number, Total: len(layers)})
+	if err != nil || !created {
+		return err
+	}
+	for i, l := range layers {
+		held, ok, err := st.TryLock(ctx, store.Lock{Repo: repo.FullName, Layer: l.Name, PR: pr.Number, HeadSHA: pr.HeadSHA,
+			Holder: user, InstallationID: repo.InstallationID})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := reportBlocked(ctx, d, rep, repo, pr, l.Name, held, batch, i); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := showLock(ctx, d, rep, held, pr.HeadSHA); err != nil {
+			return err
+		}
+		id, err := rep.CreateCheck(ctx, report.Check{
+			Name: planCheckName(l.Name), HeadSHA: pr.HeadSHA, Status: "queued", ExternalID: externalID(pr.Number),
+			Title: "Waiting to plan", Summary: fmt.Sprintf("Plan of `%s` requested by @%s, waiting for a worker.", l.Name, user),
+		})
+		if err != nil {
+			return err
+		}
+		_, err = d.Queue.Enqueue(ctx, jobs.LayerPlan{Repo: repo, PR: pr.Number, Target: l.Name, HeadSHA: pr.HeadSHA,
+			Layer: specOf(l), User: user, CheckRunID: id, Batch: batch, Position: i}, nil)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportBlocked completes the layer's plan check as failure, titled with the
+// PR holding the lock and linking it. Nothing runs.
+func reportBlocked(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs.Repo, pr prRef, layer string, held *store.Lock, batch string, pos int) error {
+	url := prURL(d, repo.FullName, held.PR)
+	title := fmt.Sprintf("Locked by #%d", held.PR)
+	summary := fmt.Sprintf("Layer `%s` is locked by [#%d](%s) (planned by @%s since %s). Nothing was planned.\n\n"+
+		"Once #%d is merged or closed, or releases the lock with `/unlock %s`, comment `/plan %s` again.",
+		layer, held.PR, url, held.Holder, held.LockedAt.Format("2006-01-02 15:04 UTC"), held.PR, layer, layer)
+	_, err := rep.CreateCheck(ctx, report.Check{
+		Name: planCheckName(layer), HeadSHA: pr.HeadSHA, Conclusion: "failure", ExternalID: externalID(pr.Number),
+		Title: title, Summary: summary, DetailsURL: url,
+		Actions: []report.Action{{Label: "Re-plan", Description: "Plan this layer again", Identifier: "plan"}},
+	})
+	if err != nil {
+		return err
+	}
+	return finishBatchItem(ctx, d, rep, repo, pr.Number, batch, layerReport{Layer: layer, Position: pos,
+		Error: fmt.Sprintf("%s: %s", title, url)})
+}
+
+func planCheckName(layer string) string  { return "strata/plan: " + layer }
+func applyCheckName(layer string) string { return "strata/apply: " + layer }
+func lockCheckName(layer string) string  { return "strata/lock: " + layer }
+
+const appliedCheckName = "strata/applied"
+
+func externalID(pr int) string { return fmt.Sprintf("pr:%d", pr) }
+
+func prURL(d *Deps, fullName string, pr int) string {
+	web := d.Config.GitHub.WebURL
+	if web == "" {
+		web = "https://github.com/"
+	}
+	if web[len(web)-1] != '/' {
+		web += "/"
+	}
+	return fmt.Sprintf("%s%s/pull/%d", web, fullName, pr)
+}
