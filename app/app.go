@@ -238,7 +238,9 @@ func (s *Server) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := s.queue.Start(ctx); err != nil {
+	// Jobs must outlive the signal that stops the server: shutdown stops
+	// the queue softly, so running jobs finish within the timeout.
+	if err := s.queue.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	s.ready.Store(true)
