@@ -1,9 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"io"
 	"log"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
