@@ -206,3 +206,20 @@ func get(t *testing.T, url string) string {
 	}
 	return string(b)
 }
+
+// A broken .strata.yaml is reported on the PR with the file and line, and
+// the command does nothing else.
+func TestBrokenRepoConfigIsReported(t *testing.T) {
+	env := apptest.Start(t, apptest.Options{})
+	env.Repo.Commit("main", repoFiles, "infra")
+	env.Repo.Commit("feature", map[string]string{".strata.yaml": "version: 1\nlayers:\n  - dir: infra/network\n    wen_modified: [\"*.tf\"]\n"}, "typo")
+	pr := env.Repo.OpenPR("feature", "main", "alice")
+	p, ev := env.Repo.IssueCommentEvent(pr.Number, "alice", "/help")
+	env.Deliver(p, ev)
+	bot := env.GitHub.BotLogin()
+	env.WaitFor(20*time.Second, func() bool { return len(comments(env.Repo, pr.Number, bot)) == 1 })
+	reply := comments(env.Repo, pr.Number, bot)[0].Body
+	if !strings.Contains(reply, ".strata.yaml:4") || !strings.Contains(reply, "wen_modified") {
+		t.Fatalf("reply does not name the file, line and key:\n%s", reply)
+	}
+}
