@@ -121,9 +121,7 @@ func (s *Server) serveSetup(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	mux := http.NewServeMux()
-	st.routes(mux)
-	mux.ServeHTTP(w, r)
+	st.ServeHTTP(w, r)
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {

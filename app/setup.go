@@ -27,6 +27,7 @@ type setup struct {
 	state string
 	done  chan *config.Credentials
 
+	mux      *http.ServeMux
 	mu       sync.Mutex
 	finished bool
 }
@@ -34,13 +35,13 @@ type setup struct {
 func newSetup(cfg *config.Server, log zerolog.Logger) *setup {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	return &setup{cfg: cfg, log: log, state: hex.EncodeToString(b), done: make(chan *config.Credentials, 1)}
+	s := &setup{cfg: cfg, log: log, state: hex.EncodeToString(b), done: make(chan *config.Credentials, 1), mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /setup", s.page)
+	s.mux.HandleFunc("GET /setup/callback", s.callback)
+	return s
 }
 
-func (s *setup) routes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /setup", s.page)
-	mux.HandleFunc("GET /setup/callback", s.callback)
-}
+func (s *setup) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 func (s *setup) baseURL(r *http.Request) string {
 	if s.cfg.PublicURL != "" {
