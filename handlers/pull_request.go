@@ -26,23 +26,28 @@ func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, 
 	default:
 		return nil
 	}
-	pr := event.GetPullRequest()
-	ctx, _ = githubapp.PreparePRContext(ctx, event.GetInstallation().GetID(), event.GetRepo(), pr.GetNumber())
-	return h.enqueue(ctx, eventType, deliveryID, jobs.PullRequest{
-		Repo:          repoOf(event.GetInstallation(), event.GetRepo()),
+	ctx, _ = githubapp.PreparePRContext(ctx, event.GetInstallation().GetID(), event.GetRepo(), event.GetPullRequest().GetNumber())
+	job := pullRequestJob(event.GetInstallation(), event.GetRepo(), event.GetPullRequest(), event.GetAction(), event.GetSender())
+	job.BeforeSHA = event.GetBefore()
+	return h.enqueue(ctx, eventType, deliveryID, job)
+}
+
+// pullRequestJob describes a PR event for the features.
+func pullRequestJob(inst *github.Installation, repo *github.Repository, pr *github.PullRequest, action string, sender *github.User) jobs.PullRequest {
+	return jobs.PullRequest{
+		Repo:          repoOf(inst, repo),
 		PR:            pr.GetNumber(),
-		Action:        event.GetAction(),
+		Action:        action,
 		HeadSHA:       pr.GetHead().GetSHA(),
-		BeforeSHA:     event.GetBefore(),
 		HeadRef:       pr.GetHead().GetRef(),
 		BaseRef:       pr.GetBase().GetRef(),
 		BaseSHA:       pr.GetBase().GetSHA(),
-		Fork:          pr.GetHead().GetRepo().GetID() != event.GetRepo().GetID(),
+		Fork:          pr.GetHead().GetRepo().GetID() != repo.GetID(),
 		Merged:        pr.GetMerged(),
 		Author:        pr.GetUser().GetLogin(),
-		Sender:        event.GetSender().GetLogin(),
-		DefaultBranch: event.GetRepo().GetDefaultBranch(),
-	})
+		Sender:        sender.GetLogin(),
+		DefaultBranch: repo.GetDefaultBranch(),
+	}
 }
 
 var _ githubapp.EventHandler = &PullRequest{}

@@ -7,8 +7,6 @@ import (
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
-
-	"strata.dev/strata/jobs"
 )
 
 // PullRequestReview refreshes a PR's apply readiness when it is approved or
@@ -26,21 +24,9 @@ func (h *PullRequestReview) Handle(ctx context.Context, eventType, deliveryID st
 	if event.GetAction() != "submitted" && event.GetAction() != "dismissed" {
 		return nil
 	}
-	pr := event.GetPullRequest()
-	ctx, _ = githubapp.PreparePRContext(ctx, event.GetInstallation().GetID(), event.GetRepo(), pr.GetNumber())
-	return h.enqueue(ctx, eventType, deliveryID, jobs.PullRequest{
-		Repo:          repoOf(event.GetInstallation(), event.GetRepo()),
-		PR:            pr.GetNumber(),
-		Action:        "reviewed",
-		HeadSHA:       pr.GetHead().GetSHA(),
-		HeadRef:       pr.GetHead().GetRef(),
-		BaseRef:       pr.GetBase().GetRef(),
-		BaseSHA:       pr.GetBase().GetSHA(),
-		Fork:          pr.GetHead().GetRepo().GetID() != event.GetRepo().GetID(),
-		Author:        pr.GetUser().GetLogin(),
-		Sender:        event.GetSender().GetLogin(),
-		DefaultBranch: event.GetRepo().GetDefaultBranch(),
-	})
+	ctx, _ = githubapp.PreparePRContext(ctx, event.GetInstallation().GetID(), event.GetRepo(), event.GetPullRequest().GetNumber())
+	return h.enqueue(ctx, eventType, deliveryID,
+		pullRequestJob(event.GetInstallation(), event.GetRepo(), event.GetPullRequest(), "reviewed", event.GetSender()))
 }
 
 var _ githubapp.EventHandler = &PullRequestReview{}
