@@ -36,6 +36,9 @@ type Server struct {
 	Clusters []Cluster `yaml:"clusters"`
 	// ShutdownTimeout is how long running jobs may finish after SIGTERM.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// RepinInterval is how often the images that syncs pin to digests are
+	// resolved again, to rehydrate the syncs whose tags moved (default 5m).
+	RepinInterval time.Duration `yaml:"repin_interval"`
 }
 
 // GitHub holds the App's identity and where GitHub is.
@@ -126,6 +129,13 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 		}
 		s.GitHub.AppID = id
 	}
+	if v, ok := getenv("STRATA_REPIN_INTERVAL"); ok && v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("STRATA_REPIN_INTERVAL %q is not a duration", v)
+		}
+		s.RepinInterval = d
+	}
 	if v, ok := getenv("STRATA_WORKERS"); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -169,6 +179,9 @@ func (s *Server) applyDefaults() {
 	}
 	if s.ShutdownTimeout == 0 {
 		s.ShutdownTimeout = 5 * time.Minute
+	}
+	if s.RepinInterval == 0 {
+		s.RepinInterval = 5 * time.Minute
 	}
 	s.PublicURL = strings.TrimSuffix(s.PublicURL, "/")
 }
