@@ -242,27 +242,55 @@ func payloadCommentID(p map[string]any) int64 {
 	return 0
 }
 
-// Plans queued when the server stops -> the next server runs them.
+// Plans still queued when the server stops (1 worker, 4 layers, stopped
+// while the first plans) -> the next server runs them all, one comment.
 func TestLayersRestartWithQueuedPlans(t *testing.T) {
 	requireTerraform(t)
 	db := storetest.URL(t, store.SQLite)
 	data := t.TempDir()
-	e := startLayers(t, apptest.Options{DatabaseURL: db, DataDir: data, Workers: 1}, map[string]int{network: 1, "infra/app": 1}, nil)
-	pr := e.openPR("grow", "alice", map[string]string{
-		network + "/main.tf": e.layerFile(network, 2),
-		"infra/app/main.tf":  e.layerFile("infra/app", 2),
-	})
+	dirs := []string{"infra/a", "infra/b", "infra/c", "infra/d"}
+	base := map[string]int{}
+	for _, d := range dirs {
+		base[d] = 1
+	}
+	e := startLayers(t, apptest.Options{DatabaseURL: db, DataDir: data, Workers: 1}, base, nil)
+	change := map[string]string{}
+	for _, d := range dirs {
+		change[d+"/main.tf"] = e.layerFile(d, 300)
+	}
+	pr := e.openPR("grow", "alice", change)
+	head := pr.HeadSHA()
 	e.comment(pr.Number, "alice", "/plan")
+	e.WaitFor(layersWait, func() bool {
+		for _, d := range dirs {
+			if cr, _ := e.Repo.CheckRun(head, "strata/plan: "+d); cr.Status == "in_progress" {
+				return true
+			}
+		}
+		return false
+	})
 	e.Stop()
+	queued := 0
+	for _, d := range dirs {
+		if cr, ok := e.Repo.CheckRun(head, "strata/plan: "+d); ok && cr.Status == "queued" {
+			queued++
+		}
+	}
+	if queued == 0 {
+		t.Fatal("no plan was still queued when the server stopped; the test proves nothing")
+	}
 
 	again := apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub})
 	e2 := &layersEnv{Env: again, t: t, state: e.state}
-	for _, name := range []string{networkPlan, "strata/plan: infra/app"} {
-		if cr := e2.completed(pr.HeadSHA(), name); cr.Conclusion != "success" {
-			t.Errorf("%s after restart = %s %q", name, cr.Conclusion, cr.Title)
+	for _, d := range dirs {
+		if cr := e2.completed(head, "strata/plan: "+d); cr.Conclusion != "success" {
+			t.Errorf("%s after restart = %s %q", d, cr.Conclusion, cr.Title)
 		}
 	}
-	e2.commentWith(pr.Number, "2 layers, 2 with changes")
+	e2.commentWith(pr.Number, "4 layers, 4 with changes")
+	if n := e2.planCount(pr.Number); n != 1 {
+		t.Errorf("%d plan comments, want 1", n)
+	}
 	noViolations(t, e.GitHub)
 }
 

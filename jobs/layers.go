@@ -34,7 +34,13 @@ type LayerPlan struct {
 
 func (LayerPlan) Kind() string { return "layer_plan" }
 
-func (LayerPlan) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
+// InsertOpts: the arguments name the plan's check, so the same plan
+// inserted twice (its event job retried) is one job. A plan recovered after a
+// crash is inserted with options of its own, so it is not refused as a
+// duplicate of the attempt it replaces.
+func (LayerPlan) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
 
 // LayerApply applies the saved plans of a PR's layers at one head, one after
 // the other in dependency order. It is never run twice: an apply whose

@@ -178,11 +178,16 @@ func TestLostRunsAreRecoveredByPolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Both were running in a process that died a minute ago.
+		// Both were running in a process that died a minute ago: River holds
+		// them as running (its own rescuer would wait hours), and their runs'
+		// heartbeats stopped.
 		for _, j := range []struct {
 			id   int64
 			kind string
 		}{{echoID, "echo"}, {sideID, "side_effect"}} {
+			if _, err := f.st.DB().ExecContext(ctx, f.st.Rebind(`UPDATE river_job SET state = 'running', attempt = 1 WHERE id = ?`), j.id); err != nil {
+				t.Fatal(err)
+			}
 			run, err := f.st.StartRun(ctx, store.Run{JobID: j.id, Attempt: 1, Kind: j.kind, Repo: "acme/infra"})
 			if err != nil {
 				t.Fatal(err)

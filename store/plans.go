@@ -108,7 +108,7 @@ type PlanBatch struct {
 }
 
 // CreateBatch records a batch. It reports false when the id exists: the job
-// that creates it ran before, and its plans are already under way.
+// that creates it ran before, and BatchLayer says how far it got.
 func (s *Store) CreateBatch(ctx context.Context, b PlanBatch) (bool, error) {
 	res, err := s.exec(ctx, `INSERT INTO plan_batches (id, repo, pr, total, commented, created_at) VALUES (?, ?, ?, ?, 0, ?)
 		ON CONFLICT (id) DO NOTHING`, b.ID, b.Repo, b.PR, b.Total, now())
@@ -117,6 +117,43 @@ func (s *Store) CreateBatch(ctx context.Context, b PlanBatch) (bool, error) {
 	}
 	n, _ := res.RowsAffected()
 	return n == 1, nil
+}
+
+// BatchLayer is how far a batch got with starting one layer.
+type BatchLayer struct {
+	// CheckRunID is the layer's queued plan check, once created.
+	CheckRunID int64
+	// Started: the plan job is enqueued, or the layer was reported blocked.
+	Started bool
+}
+
+// BatchLayer returns how far the batch got with the layer (zero when it
+// has not begun it).
+func (s *Store) BatchLayer(ctx context.Context, batchID, layer string) (BatchLayer, error) {
+	var b BatchLayer
+	var started int64
+	err := s.queryRow(ctx, `SELECT check_run_id, started FROM plan_batch_layers WHERE batch_id = ? AND layer = ?`,
+		batchID, layer).Scan(&b.CheckRunID, &started)
+	if errors.Is(err, sql.ErrNoRows) {
+		return BatchLayer{}, nil
+	}
+	b.Started = started != 0
+	return b, err
+}
+
+// SetBatchLayer records how far the batch got with the layer.
+func (s *Store) SetBatchLayer(ctx context.Context, batchID, layer string, b BatchLayer) error {
+	started := 0
+	if b.Started {
+		started = 1
+	}
+	_, err := s.exec(ctx, `INSERT INTO plan_batch_layers (batch_id, layer, check_run_id, started) VALUES (?, ?, ?, ?)
+		ON CONFLICT (batch_id, layer) DO UPDATE SET check_run_id = excluded.check_run_id, started = excluded.started`,
+		batchID, layer, b.CheckRunID, started)
+	if err != nil {
+		return fmt.Errorf("plan batch %s, layer %s: %w", batchID, layer, err)
+	}
+	return nil
 }
 
 // BatchItem is one layer's report in a batch (encoded by the caller).

@@ -59,19 +59,26 @@ func layerNames(ls []config.Layer) []string {
 
 // startPlans takes each layer's lock for the PR and enqueues its plan, or
 // reports the layer blocked by the PR holding it. The plans of one call form
-// a batch that ends in one comment. Run twice by a retried job, it does
-// nothing the second time.
+// a batch that ends in one comment. The batch records each step per layer,
+// so a retried job (after a failure half-way) starts the layers it had not
+// started, and none twice.
 func startPlans(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs.Repo, pr prRef, user string, layers []config.Layer) error {
 	st := d.Store
 	batch := fmt.Sprintf("%s#%d@%s", repo.FullName, pr.Number, pr.HeadSHA[:12])
 	if run := queue.RunFrom(ctx); run != nil {
 		batch = fmt.Sprintf("job-%d", run.JobID)
 	}
-	created, err := st.CreateBatch(ctx, store.PlanBatch{ID: batch, Repo: repo.FullName, PR: pr.Number, Total: len(layers)})
-	if err != nil || !created {
+	if _, err := st.CreateBatch(ctx, store.PlanBatch{ID: batch, Repo: repo.FullName, PR: pr.Number, Total: len(layers)}); err != nil {
 		return err
 	}
 	for i, l := range layers {
+		progress, err := st.BatchLayer(ctx, batch, l.Name)
+		if err != nil {
+			return err
+		}
+		if progress.Started {
+			continue
+		}
 		held, ok, err := st.TryLock(ctx, store.Lock{Repo: repo.FullName, Layer: l.Name, PR: pr.Number, HeadSHA: pr.HeadSHA,
 			Holder: user, InstallationID: repo.InstallationID})
 		if err != nil {
@@ -81,21 +88,35 @@ func startPlans(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs.Re
 			if err := reportBlocked(ctx, d, rep, repo, pr, l.Name, held, batch, i); err != nil {
 				return err
 			}
+			if err := st.SetBatchLayer(ctx, batch, l.Name, store.BatchLayer{Started: true}); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := showLock(ctx, d, rep, held, pr.HeadSHA); err != nil {
 			return err
 		}
-		id, err := rep.CreateCheck(ctx, report.Check{
-			Name: planCheckName(l.Name), HeadSHA: pr.HeadSHA, Status: "queued", ExternalID: externalID(pr.Number),
-			Title: "Waiting to plan", Summary: fmt.Sprintf("Plan of `%s` requested by @%s, waiting for a worker.", l.Name, user),
-		})
+		if progress.CheckRunID == 0 {
+			progress.CheckRunID, err = rep.CreateCheck(ctx, report.Check{
+				Name: planCheckName(l.Name), HeadSHA: pr.HeadSHA, Status: "queued", ExternalID: externalID(pr.Number),
+				Title: "Waiting to plan", Summary: fmt.Sprintf("Plan of `%s` requested by @%s, waiting for a worker.", l.Name, user),
+			})
+			if err != nil {
+				return err
+			}
+			if err := st.SetBatchLayer(ctx, batch, l.Name, progress); err != nil {
+				return err
+			}
+		}
+		// The plan's arguments name its check, so inserting it twice (a crash
+		// between the insert and the record below) inserts one job.
+		_, err = d.Queue.Enqueue(ctx, jobs.LayerPlan{Repo: repo, PR: pr.Number, Target: l.Name, HeadSHA: pr.HeadSHA,
+			Layer: specOf(l), User: user, CheckRunID: progress.CheckRunID, Batch: batch, Position: i}, nil)
 		if err != nil {
 			return err
 		}
-		_, err = d.Queue.Enqueue(ctx, jobs.LayerPlan{Repo: repo, PR: pr.Number, Target: l.Name, HeadSHA: pr.HeadSHA,
-			Layer: specOf(l), User: user, CheckRunID: id, Batch: batch, Position: i}, nil)
-		if err != nil {
+		progress.Started = true
+		if err := st.SetBatchLayer(ctx, batch, l.Name, progress); err != nil {
 			return err
 		}
 	}

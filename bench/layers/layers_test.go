@@ -6,7 +6,9 @@
 //	STRATA_BENCH=1 go test ./bench/layers -run TestBenchLayers -v -timeout 30m
 //
 // Each iteration alternates Strata and the hand run so that both share
-// whatever else the machine is doing; the medians are reported.
+// whatever else the machine is doing; the medians are reported, with where
+// Strata's time went (from the run records) and, for 12 layers, the CPU
+// time used and how long Terraform's commands took with 1 and 4 workers.
 package layers
 
 import (
@@ -16,6 +18,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -56,6 +60,7 @@ func benchPlan(t *testing.T, bin string, n int) {
 	pr := repo.OpenPR("grow", "main", "alice")
 
 	var strata, hand []time.Duration
+	var phases []breakdown
 	for i := 0; i < iterations(); i++ {
 		// A push to the layer each time: autoplan on synchronize, with a
 		// tree Strata has not fetched yet.
@@ -65,16 +70,87 @@ func benchPlan(t *testing.T, bin string, n int) {
 		start := time.Now()
 		env.Deliver(payload, event)
 		waitCompleted(t, env, head, []string{"strata/plan: infra/big"})
-		strata = append(strata, time.Since(start))
-
+		done := time.Now()
+		strata = append(strata, done.Sub(start))
+		phases = append(phases, phasesOf(t, env, head, start, done))
 		hand = append(hand, byHand(t, bin, layer))
+		t.Logf("  iteration %d: Strata %.3fs (%s), by hand %.3fs", i, strata[i].Seconds(), phases[i], hand[i].Seconds())
 	}
 	report(t, fmt.Sprintf("%d terraform_data resources", n), "by hand (init + plan)", median(hand), "Strata (webhook -> completed check)", median(strata))
+	reportPhases(t, phases)
 }
 
-// benchLayers: a PR touching k layers, planned by 4 workers and by 1.
+// breakdown is where Strata's time went, from the run records: the wait for
+// the event job, the event job (config, layers, files, lock and checks), the
+// wait for the plan job, the plan job up to its layer's slot, and from there
+// to the completed check (engine, store, check update).
+type breakdown [5]time.Duration
+
+func (b breakdown) String() string {
+	var parts []string
+	for i, name := range phaseNames {
+		parts = append(parts, fmt.Sprintf("%s %.3fs", name, b[i].Seconds()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+var phaseNames = [5]string{"webhook -> event job", "event job", "-> plan job", "plan job -> slot", "slot -> check completed"}
+
+func phasesOf(t *testing.T, env *apptest.Env, head string, start, done time.Time) breakdown {
+	t.Helper()
+	st := env.Server.Store()
+	rows, err := st.DB().Query(st.Rebind(`SELECT kind, started_at, finished_at, log FROM runs WHERE head_sha = ? ORDER BY id`), head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var evStart, evEnd, planStart, slot int64
+	for rows.Next() {
+		var kind, log string
+		var s, f int64
+		if err := rows.Scan(&kind, &s, &f, &log); err != nil {
+			t.Fatal(err)
+		}
+		switch kind {
+		case "pull_request":
+			evStart, evEnd = s, f
+		case "layer_plan":
+			planStart = s
+			for _, line := range strings.Split(log, "\n") {
+				if v, ok := strings.CutPrefix(line, "[strata] layer slot taken at "); ok {
+					slot, _ = strconv.ParseInt(v, 10, 64)
+				}
+			}
+		}
+	}
+	ms := func(a, b int64) time.Duration { return time.Duration(b-a) * time.Millisecond }
+	t0 := start.UnixMilli()
+	return breakdown{ms(t0, evStart), ms(evStart, evEnd), ms(evEnd, planStart), ms(planStart, slot), ms(slot, done.UnixMilli())}
+}
+
+func reportPhases(t *testing.T, bs []breakdown) {
+	var m breakdown
+	for i := range phaseNames {
+		var ds []time.Duration
+		for _, b := range bs {
+			ds = append(ds, b[i])
+		}
+		m[i] = median(ds)
+	}
+	t.Logf("  medians: %s", m)
+}
+
+// benchLayers: a PR touching k layers, planned by 4 workers and by 1. Next
+// to the wall time it reports the CPU time used meanwhile by this process
+// (Strata, the fake GitHub) and by Terraform (the children), and how long
+// Terraform's commands took on average: the same commands taking longer with
+// 4 workers than with 1 means they waited for a CPU.
 func benchLayers(t *testing.T, k, n int) {
-	run := func(workers int) time.Duration {
+	type result struct {
+		wall, strataCPU, terraformCPU time.Duration
+		steps                         map[string]time.Duration // mean per command
+	}
+	run := func(workers int) result {
 		env := apptest.Start(t, apptest.Options{Workers: workers})
 		stateDir := t.TempDir()
 		base, change := map[string]string{}, map[string]string{}
@@ -90,19 +166,74 @@ func benchLayers(t *testing.T, k, n int) {
 		env.Repo.Commit("grow", change, "Grow")
 		pr := env.Repo.OpenPR("grow", "main", "alice")
 		payload, event := env.Repo.PullRequestEvent("opened", pr.Number)
+		self0, children0 := cpu(syscall.RUSAGE_SELF), cpu(syscall.RUSAGE_CHILDREN)
 		start := time.Now()
 		env.Deliver(payload, event)
 		waitCompleted(t, env, pr.HeadSHA(), checks)
-		d := time.Since(start)
+		r := result{wall: time.Since(start)}
+		r.strataCPU, r.terraformCPU = cpu(syscall.RUSAGE_SELF)-self0, cpu(syscall.RUSAGE_CHILDREN)-children0
+		r.steps = stepTimes(t, env, pr.HeadSHA())
 		env.Stop()
-		return d
+		return r
 	}
 	var par, seq []time.Duration
 	for i := 0; i < max(1, iterations()/2); i++ {
-		seq = append(seq, run(1))
-		par = append(par, run(4))
+		for _, workers := range []int{1, 4} {
+			r := run(workers)
+			if workers == 1 {
+				seq = append(seq, r.wall)
+			} else {
+				par = append(par, r.wall)
+			}
+			t.Logf("  %d worker(s): wall %.2fs, CPU %.2fs (Strata and fake GitHub %.2fs, Terraform %.2fs) = %.0f%% of 2 cores; "+
+				"Terraform's commands took on average: init %dms, plan %dms, show -json %dms",
+				workers, r.wall.Seconds(), (r.strataCPU + r.terraformCPU).Seconds(), r.strataCPU.Seconds(), r.terraformCPU.Seconds(),
+				100*(r.strataCPU+r.terraformCPU).Seconds()/(2*r.wall.Seconds()),
+				r.steps["init"].Milliseconds(), r.steps["plan"].Milliseconds(), r.steps["show -json"].Milliseconds())
+		}
 	}
 	report(t, fmt.Sprintf("PR touching %d layers of %d resources", k, n), "1 worker (one after another)", median(seq), "4 workers", median(par))
+}
+
+func cpu(who int) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// stepTimes reads from the plan runs' logs how long each Terraform command
+// took, on average per command.
+func stepTimes(t *testing.T, env *apptest.Env, head string) map[string]time.Duration {
+	st := env.Server.Store()
+	rows, err := st.DB().Query(st.Rebind(`SELECT log FROM runs WHERE kind = 'layer_plan' AND head_sha = ?`), head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	sum, count := map[string]time.Duration{}, map[string]int{}
+	for rows.Next() {
+		var log string
+		if err := rows.Scan(&log); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(log, "\n") {
+			rest, ok := strings.CutPrefix(line, "[strata] terraform ")
+			if !ok {
+				continue
+			}
+			cmd, ms, ok := strings.Cut(strings.TrimSuffix(rest, " ms"), " took ")
+			if v, err := strconv.Atoi(ms); ok && err == nil {
+				sum[cmd] += time.Duration(v) * time.Millisecond
+				count[cmd]++
+			}
+		}
+	}
+	for cmd := range sum {
+		sum[cmd] /= time.Duration(count[cmd])
+	}
+	return sum
 }
 
 func layerFile(t *testing.T, n int, state string) string {

@@ -249,7 +249,9 @@ func TestParallelPlansShareOnePluginCache(t *testing.T) {
 			t.Errorf("plan %d: %v", i, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(a.cacheDir, cacheLockName)); err != nil {
-		t.Errorf("no lock file in the cache: %v", err)
+	// These layers only use the built-in provider: their inits install
+	// nothing and did not wait for each other on the cache lock.
+	if _, err := os.Stat(filepath.Join(a.cacheDir, cacheLockName)); !os.IsNotExist(err) {
+		t.Errorf("built-in-only layers took the cache lock (stat: %v)", err)
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
 
@@ -138,19 +140,28 @@ func environment(s Setup) (map[string]string, error) {
 func (s *session) step(command string, run func() error) error {
 	fmt.Fprintf(s.log, "$ terraform %s\n", command)
 	s.stderr.Reset()
+	start := time.Now()
 	err := run()
+	fmt.Fprintf(s.log, "[strata] terraform %s took %d ms\n", command, time.Since(start).Milliseconds())
 	if err == nil {
 		return nil
 	}
 	return &Error{Command: command, Message: cleanMessage(s.stderr.String()), Err: err}
 }
 
-// init runs `terraform init`, holding the plugin cache lock when there is a cache.
+// init runs `terraform init`, holding the plugin cache lock when there is a
+// cache and the layer may install providers into it. A layer that only uses
+// Terraform's built-in provider installs none, and its init does not wait
+// for the inits of other layers (12 layers planned at once spent most of
+// their time queued for this lock).
 func (s *session) init(ctx context.Context) error {
 	if dir := s.setup.PluginCacheDir; dir != "" {
+		// Terraform refuses a cache dir that does not exist, used or not.
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("terraform: plugin cache: %w", err)
 		}
+	}
+	if dir := s.setup.PluginCacheDir; dir != "" && needsProviders(s.setup.WorkDir) {
 		unlock, err := lockFile(ctx, filepath.Join(dir, cacheLockName))
 		if err != nil {
 			return fmt.Errorf("terraform: plugin cache lock: %w", err)
@@ -159,6 +170,34 @@ func (s *session) init(ctx context.Context) error {
 	}
 	return s.step("init", func() error { return s.tf.Init(ctx) })
 }
+
+// needsProviders says whether init may install providers: the layer calls
+// modules (their providers are not known here), configures a provider, or
+// uses a resource or data source of a provider other than the built-in
+// `terraform`. When in doubt (the layer does not parse), it says yes.
+func needsProviders(dir string) bool {
+	mod, diags := tfconfig.LoadModule(dir)
+	if diags.HasErrors() || len(mod.ModuleCalls) > 0 || len(mod.ProviderConfigs) > 0 {
+		return true
+	}
+	for name := range mod.RequiredProviders {
+		if name != builtinProvider {
+			return true
+		}
+	}
+	for _, rs := range []map[string]*tfconfig.Resource{mod.ManagedResources, mod.DataResources} {
+		for _, r := range rs {
+			if r.Provider.Name != builtinProvider {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// builtinProvider is Terraform's own provider (terraform_data,
+// terraform_remote_state), which init never installs.
+const builtinProvider = "terraform"
 
 // selectWorkspace selects the setup's workspace, creating it on first use.
 func (s *session) selectWorkspace(ctx context.Context) error {
@@ -174,7 +213,7 @@ func (s *session) selectWorkspace(ctx context.Context) error {
 	return s.step("workspace new "+ws, func() error { return s.tf.WorkspaceNew(ctx, ws) })
 }
 
-// lockedBuffer is a bytes.Buffer safe for the concurrent `show` commands.
+// lockedBuffer is a bytes.Buffer that terraform-exec may write from its own goroutines.
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
