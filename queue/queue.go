@@ -4,8 +4,8 @@ package queue
 
 import (
 	"context"
-	"fmt"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -285,9 +285,11 @@ func (b *riverBackend[TTx]) insertMany(ctx context.Context, jobs []river.InsertM
 	return err
 }
 
-func (b *riverBackend[TTx]) start(ctx context.Context) error         { return b.client.Start(ctx) }
-func (b *riverBackend[TTx]) stop(ctx context.Context) error          { return b.client.Stop(ctx) }
-func (b *riverBackend[TTx]) stopAndCancel(ctx context.Context) error { return b.client.StopAndCancel(ctx) }
+func (b *riverBackend[TTx]) start(ctx context.Context) error { return b.client.Start(ctx) }
+func (b *riverBackend[TTx]) stop(ctx context.Context) error  { return b.client.Stop(ctx) }
+func (b *riverBackend[TTx]) stopAndCancel(ctx context.Context) error {
+	return b.client.StopAndCancel(ctx)
+}
 
 func (b *riverBackend[TTx]) subscribe() (<-chan *river.Event, func()) {
 	return b.client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)

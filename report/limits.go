@@ -81,4 +81,3 @@ func byteIndexOfRune(s string, n int) int {
 	}
 	return len(s)
 }
-

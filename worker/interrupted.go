@@ -24,7 +24,9 @@ type InterruptedWorker struct {
 	d *Deps
 }
 
-func (w *InterruptedWorker) Timeout(*river.Job[queue.Interrupted]) time.Duration { return 2 * time.Minute }
+func (w *InterruptedWorker) Timeout(*river.Job[queue.Interrupted]) time.Duration {
+	return 2 * time.Minute
+}
 
 func (w *InterruptedWorker) Work(ctx context.Context, job *river.Job[queue.Interrupted]) error {
 	f, ok := interrupted[job.Args.JobKind]
