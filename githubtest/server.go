@@ -59,6 +59,8 @@ type Server struct {
 	rateUsed   int
 	tarballs   map[string]int
 	handlers   map[string]handlerFunc
+	faults     []fault   // faults.go
+	failed     []Request // faults.go
 }
 
 const rateLimit = 5000
@@ -181,6 +183,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-RateLimit-Resource", "core")
 	h.Set("X-GitHub-Media-Type", "github.v3; format=json")
 	s.mu.Unlock()
+	if s.injectFault(w, r) {
+		return
+	}
 
 	switch p := r.URL.Path; {
 	case strings.HasPrefix(p, "/api/v3/"):

@@ -89,7 +89,7 @@ func (SyncTakeover) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxA
 
 // TakeoverExpiry ends a takeover when its time is up. It is inserted
 // scheduled at Until, so it survives restarts; a takeover extended since
-// is left alone.
+// is left alone. Its retries finish the ending an attempt left.
 type TakeoverExpiry struct {
 	Repo
 	PR            int       `json:"pr"`
@@ -103,7 +103,8 @@ func (TakeoverExpiry) Kind() string { return "sync_takeover_expiry" }
 func (TakeoverExpiry) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 10} }
 
 // SyncRepin re-resolves the pinned images of every sync and rehydrates the
-// syncs whose tags moved.
+// syncs whose tags moved. It also finishes the takeover endings that no job
+// retries any more (see store.EndTakeover).
 type SyncRepin struct{}
 
 func (SyncRepin) Kind() string { return "sync_repin" }

@@ -32,7 +32,7 @@ func TestTakeovers(t *testing.T) {
 			if held, ok, _ := st.TryTakeover(ctx, tk); !ok || !held.ExpiresAt.Equal(later) || held.HeadSHA != "a2" {
 				t.Fatalf("extended: %+v", held)
 			}
-			if gone, err := st.ExpireTakeover(ctx, "acme/infra", "dev", 1, until); err != nil || gone != nil {
+			if gone, err := st.ExpireTakeover(ctx, "acme/infra", "dev", 1, until, expired); err != nil || gone != nil {
 				t.Fatalf("expired an extended takeover: %+v %v", gone, err)
 			}
 			if err := st.SetTakeoverCheck(ctx, "acme/infra", "dev", 1, "a3", 99); err != nil {
@@ -41,10 +41,10 @@ func TestTakeovers(t *testing.T) {
 			if held, _ := st.TakeoversOfPR(ctx, "acme/infra", 1); len(held) != 1 || held[0].CheckRunID != 99 || held[0].HeadSHA != "a3" {
 				t.Fatalf("takeovers of #1 = %+v", held)
 			}
-			if gone, _ := st.EndTakeover(ctx, "acme/infra", "dev", 2); gone != nil {
+			if gone, _ := st.EndTakeover(ctx, "acme/infra", "dev", 2, "released"); gone != nil {
 				t.Fatal("#2 ended #1's takeover")
 			}
-			if gone, err := st.ExpireTakeover(ctx, "acme/infra", "dev", 1, later); err != nil || gone == nil || gone.PR != 1 {
+			if gone, err := st.ExpireTakeover(ctx, "acme/infra", "dev", 1, later, expired); err != nil || gone == nil || gone.PR != 1 {
 				t.Fatalf("expiry: %+v %v", gone, err)
 			}
 			if _, err := st.Takeover(ctx, "acme/infra", "dev"); !errors.Is(err, store.ErrNotFound) {

@@ -24,7 +24,8 @@ import (
 //   syncs_git.go       one commit through the Git Data API, compare-and-swap
 //   syncs_preview.go   the diff of a PR's head against its base
 //   syncs_takeover.go  /takeover, /release, the takeover job and its expiry
-//   syncs_repin.go     the periodic job that follows moved image tags
+//   syncs_repin.go     the periodic job that follows moved image tags and
+//                      sweeps the takeover endings left unfinished
 
 var registerSyncsOnce sync.Once
 

@@ -52,7 +52,15 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 	}
 
 	if t, err := d.Store.Takeover(ctx, a.FullName, a.Target); err == nil {
-		return finish("neutral", pausedTitle(t), pausedSummary(d, t))
+		if err := finish("neutral", pausedTitle(t), pausedSummary(d, t)); err != nil {
+			return err
+		}
+		if a.Reason == jobs.HydrateRelease {
+			// Taken over again before the hand-back ran: that takeover's end hydrates it.
+			return tellReleased(ctx, rep, a, fmt.Sprintf("but #%d took it over before Strata rehydrated it from the default branch; "+
+				"the default branch's head is hydrated into it when that takeover ends.", t.PR))
+		}
+		return nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
@@ -81,7 +89,14 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 		return lastAttempt(job.Attempt, job.MaxAttempts, err, finish)
 	}
 	if out.Skipped != "" {
-		return finish("neutral", "Not hydrated", fmt.Sprintf("`%s` was not hydrated from %s: %s.", a.Target, short(a.HeadSHA), out.Skipped))
+		note := fmt.Sprintf("`%s` was not hydrated from %s: %s.", a.Target, short(a.HeadSHA), out.Skipped)
+		if err := finish("neutral", "Not hydrated", note); err != nil {
+			return err
+		}
+		if a.Reason == jobs.HydrateRelease {
+			return tellReleased(ctx, rep, a, "but "+note)
+		}
+		return nil
 	}
 	if err := d.Store.RecordHydration(ctx, store.SyncHydration{
 		Repo: a.FullName, Sync: a.Target, InstallationID: a.InstallationID, Spec: specJSON(a.Sync),

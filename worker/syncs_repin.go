@@ -57,6 +57,9 @@ func (w *syncRepinWorker) Work(ctx context.Context, job *river.Job[jobs.SyncRepi
 	for _, h := range syncs {
 		errs = append(errs, w.repin(ctx, h))
 	}
+	// The periodic job also finishes the takeover endings no job retries any
+	// more, so that no hand-back is lost (see sweepEndings).
+	errs = append(errs, sweepEndings(ctx, d))
 	return errors.Join(errs...)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -64,6 +65,12 @@ func takeoverCommand(ctx context.Context, c *CommandContext, cmd command.Command
 	if dur > s.Takeover.Max {
 		dur, capped = s.Takeover.Max, fmt.Sprintf(" (capped at the sync's maximum, %s)", s.Takeover.Max)
 	}
+	// An earlier holder's ending not finished yet (its job is retrying) is
+	// finished here first, so that its PR hears of it before this takeover
+	// writes. It does not hold this takeover up: if GitHub fails now, that
+	// ending's retries or the sweep finish it, and its hand-back then finds
+	// the sync taken over and only tells its PR.
+	_, _ = finishEndings(ctx, d, c.Reporter, a.Repo, 0, s.Name, c.PR.GetBase().GetRepo().GetDefaultBranch())
 	until := time.Now().Add(dur).Truncate(time.Second)
 	held, ok, err := d.Store.TryTakeover(ctx, store.Takeover{Repo: a.FullName, Sync: s.Name, PR: a.PR, Holder: a.User,
 		HeadSHA: head, ExpiresAt: until, InstallationID: a.InstallationID})
@@ -250,6 +257,13 @@ func takeoverInterrupted(ctx context.Context, d *Deps, job queue.Interrupted) er
 func releaseCommand(ctx context.Context, c *CommandContext, cmd command.Command) error {
 	a, d := c.Job, c.Deps
 	name := cmd.(command.Release).Sync
+	defaultBranch := c.PR.GetBase().GetRepo().GetDefaultBranch()
+	// A retry of this command (or a /release after a failed one) finds the
+	// takeover it ended as an ending and finishes it.
+	done, err := finishEndings(ctx, d, c.Reporter, a.Repo, a.PR, name, defaultBranch)
+	if err != nil {
+		return err
+	}
 	held, err := d.Store.TakeoversOfPR(ctx, a.FullName, a.PR)
 	if err != nil {
 		return err
@@ -262,6 +276,8 @@ func releaseCommand(ctx context.Context, c *CommandContext, cmd command.Command)
 	}
 	if t == nil {
 		switch {
+		case len(done) > 0 && (name != "" || len(held) == 0):
+			return nil // given back just now: a retry, or a /release after a failed one
 		case len(held) == 0:
 			return c.Reply(ctx, fmt.Sprintf("@%s this pull request holds no takeover to release.", a.User))
 		case name == "":
@@ -275,11 +291,11 @@ func releaseCommand(ctx context.Context, c *CommandContext, cmd command.Command)
 		return c.Reply(ctx, fmt.Sprintf("@%s `/release` refused: @%s has %s permission on this repository; it needs %s or higher.",
 			a.User, a.User, perm, d.Config.ApplyPermission))
 	}
-	gone, err := d.Store.EndTakeover(ctx, a.FullName, t.Sync, a.PR)
+	gone, err := d.Store.EndTakeover(ctx, a.FullName, t.Sync, a.PR, "@"+a.User+" released it")
 	if err != nil || gone == nil {
 		return err
 	}
-	return endTakeover(ctx, d, c.Reporter, a.Repo, gone, c.PR.GetBase().GetRepo().GetDefaultBranch(), "@"+a.User+" released it")
+	return endTakeover(ctx, d, c.Reporter, a.Repo, gone, defaultBranch)
 }
 
 // endTakeoversOfPR gives back every sync a closed PR holds.
@@ -288,21 +304,69 @@ func endTakeoversOfPR(ctx context.Context, d *Deps, rep *report.Reporter, repo j
 	if err != nil {
 		return err
 	}
-	var errs []error
 	for _, t := range held {
-		gone, err := d.Store.EndTakeover(ctx, repo.FullName, t.Sync, pr)
-		if err != nil || gone == nil {
+		if _, err := d.Store.EndTakeover(ctx, repo.FullName, t.Sync, pr, why); err != nil {
+			return err
+		}
+	}
+	// These endings, and those a failed attempt left.
+	_, err = finishEndings(ctx, d, rep, repo, pr, "", defaultBranch)
+	return err
+}
+
+// finishEndings finishes the endings of a repo's takeovers (of one PR unless
+// pr is 0, of one sync unless sync is "") and returns those finished. Each
+// job that ends a takeover calls it, so that its retries finish what a
+// failure left; the sweep calls endTakeover on endings left longer.
+func finishEndings(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs.Repo, pr int, sync, defaultBranch string) ([]*store.Takeover, error) {
+	endings, err := d.Store.TakeoverEndings(ctx, repo.FullName, pr, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	var done []*store.Takeover
+	var errs []error
+	for _, t := range endings {
+		if sync != "" && t.Sync != sync {
+			continue
+		}
+		if err := endTakeover(ctx, d, rep, repo, t, defaultBranch); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		errs = append(errs, endTakeover(ctx, d, rep, repo, gone, defaultBranch, why))
+		done = append(done, t)
+	}
+	return done, errors.Join(errs...)
+}
+
+// sweepEndings finishes the endings that the jobs which ended them left
+// (their attempts ran out, or nothing retries them): those older than an
+// ending job's timeout, so that it does not race a job still at work. The
+// periodic repin job runs it.
+func sweepEndings(ctx context.Context, d *Deps) error {
+	endings, err := d.Store.TakeoverEndings(ctx, "", 0, time.Now().Add(-jobs.TakeoverEndTimeout))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range endings {
+		owner, name, _ := strings.Cut(t.Repo, "/")
+		repo := jobs.NewRepo(t.InstallationID, owner, name)
+		rep, err := d.Reporter(repo)
+		if err == nil {
+			err = endTakeover(ctx, d, rep, repo, t, "")
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-// endTakeover completes an ended takeover's check and enqueues the hydration
-// of the default branch's head, which tells the PR when done.
-func endTakeover(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs.Repo, t *store.Takeover, defaultBranch, why string) error {
+// endTakeover finishes an ending (see store.EndTakeover): it completes the
+// takeover's check and enqueues the hydration of the default branch's head,
+// which tells the PR when done, and only then forgets the ending. Every step
+// may run again: a failure leaves the ending for a retry. defaultBranch ""
+// reads it from GitHub.
+func endTakeover(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs.Repo, t *store.Takeover, defaultBranch string) error {
+	why := t.Why
 	if t.CheckRunID != 0 {
 		c := takeoverCheck(d, t, t.HeadSHA, "")
 		c.Status, c.Conclusion, c.Actions = "", "success", nil
@@ -317,8 +381,10 @@ func endTakeover(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs.R
 		return err
 	}
 	tell := func(what string) error {
-		_, err := rep.Comment(ctx, t.PR, fmt.Sprintf("The takeover of `%s` by #%d ended (%s), %s", t.Sync, t.PR, why, what))
-		return err
+		if _, err := rep.Comment(ctx, t.PR, fmt.Sprintf("The takeover of `%s` by #%d ended (%s), %s", t.Sync, t.PR, why, what)); err != nil {
+			return err
+		}
+		return d.Store.FinishTakeoverEnding(ctx, t)
 	}
 	cfg, err := LoadRepoConfig(ctx, rep.REST, repo.Owner, repo.Name, head, branch)
 	var bad config.RepoErrors
@@ -332,9 +398,14 @@ func endTakeover(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs.R
 	if err != nil || s.Name != t.Sync {
 		return tell(fmt.Sprintf("but `%s` is not a sync on `%s`, so its destination is left as it is.", t.Sync, branch))
 	}
-	_, err = d.Queue.Enqueue(ctx, jobs.SyncHydrate{Repo: repo, PR: t.PR, Target: t.Sync, HeadSHA: head, Sync: syncSpec(repo, s),
-		Reason: jobs.HydrateRelease, Note: why}, nil)
-	return err
+	if _, err := d.Queue.Enqueue(ctx, jobs.SyncHydrate{Repo: repo, PR: t.PR, Target: t.Sync, HeadSHA: head, Sync: syncSpec(repo, s),
+		Reason: jobs.HydrateRelease, Note: why}, nil); err != nil {
+		return err
+	}
+	// A crash right here enqueues the hand-back again on the retry: within a
+	// minute the queue drops it as a duplicate, later it hydrates the same
+	// thing once more.
+	return d.Store.FinishTakeoverEnding(ctx, t)
 }
 
 // takeoverExpiryWorker ends a takeover whose time is up.
@@ -349,13 +420,21 @@ func (w *takeoverExpiryWorker) Timeout(*river.Job[jobs.TakeoverExpiry]) time.Dur
 
 func (w *takeoverExpiryWorker) Work(ctx context.Context, job *river.Job[jobs.TakeoverExpiry]) error {
 	a, d := job.Args, w.d
-	t, err := d.Store.ExpireTakeover(ctx, a.FullName, a.Target, a.PR, time.Now().Add(time.Second))
-	if err != nil || t == nil {
-		return err // released already, or extended: a later expiry job ends it
+	// Not expired (extended: a later expiry job ends it) or ended otherwise,
+	// nothing to end; but an ending of this takeover that an earlier attempt
+	// (or another job) left is finished below.
+	if _, err := d.Store.ExpireTakeover(ctx, a.FullName, a.Target, a.PR, time.Now().Add(time.Second),
+		func(t *store.Takeover) string { return "it expired at " + when(t.ExpiresAt) }); err != nil {
+		return err
+	}
+	endings, err := d.Store.TakeoverEndings(ctx, a.FullName, a.PR, time.Time{})
+	if err != nil || len(endings) == 0 {
+		return err
 	}
 	rep, err := d.Reporter(a.Repo)
 	if err != nil {
 		return err
 	}
-	return endTakeover(ctx, d, rep, a.Repo, t, a.DefaultBranch, "it expired at "+when(t.ExpiresAt))
+	_, err = finishEndings(ctx, d, rep, a.Repo, a.PR, a.Target, a.DefaultBranch)
+	return err
 }

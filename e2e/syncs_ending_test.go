@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"strata.dev/strata/apptest"
+	"strata.dev/strata/engine/hydrate"
+)
+
+// takenOver opens a PR that sets dev's replicas to 8, takes dev over with
+// it and waits until its head is hydrated and the takeover check says so.
+func (e *syncsEnv) takenOver(arg string) (pr int, head string) {
+	e.t.Helper()
+	e.Repo.SetPermission("alice", "write")
+	e.completed(e.push(map[string]string{"docs/README.md": "x\n"}, "First"), devHydrate)
+	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(8)}, "Try eight")
+	p := e.Repo.OpenPR("try", "main", "alice")
+	e.comment(p.Number, "alice", "/takeover dev"+arg)
+	e.commentWith(p.Number, "took over `dev`")
+	head = p.HeadSHA()
+	e.GitHub.WaitFor(e.t, syncsWait, func() bool {
+		tk, ok := e.Repo.CheckRun(head, devTakeover)
+		return ok && strings.Contains(tk.Summary, "Hydrated `dev`") &&
+			strings.Contains(e.hydrated("dev")["deployment_dev_api.yaml"], "replicas: 8")
+	})
+	return p.Number, head
+}
+
+// givenBack checks that dev holds main's head again and that the PR was told.
+func (e *syncsEnv) givenBack(pr int, head, why string) {
+	e.t.Helper()
+	c := e.commentWith(pr, "Strata rehydrated it from the default branch")
+	if !strings.Contains(c.Body, why) {
+		e.t.Errorf("hand-back comment = %q", c.Body)
+	}
+	if got := e.hydrated("dev")["deployment_dev_api.yaml"]; !strings.Contains(got, "replicas: 3") {
+		e.t.Errorf("dev after the takeover ended:\n%s", got)
+	}
+	state, err := hydrate.ParseSyncState([]byte(e.hydrated("dev")[hydrate.SyncStateFile]))
+	if err != nil || state.Takeover != nil || state.SourceCommit != e.Repo.Branch("main") {
+		e.t.Errorf("sync state after the takeover ended = %+v %v", state, err)
+	}
+	if cr := e.completed(head, devTakeover); cr.Title != "Released" {
+		e.t.Errorf("takeover check = %+v", cr)
+	}
+	for _, c := range e.Repo.Comments(pr) {
+		if strings.Contains(c.Body, "holds no takeover") {
+			e.t.Errorf("the retry lost the takeover: %q", c.Body)
+		}
+	}
+}
+
+// The Release button ends the takeover, and GitHub fails the first request
+// of the hand-back (completing the takeover check): the command's retry
+// still hydrates main's head into dev and tells the PR, and the sync can be
+// taken over again.
+func TestSyncsTakeoverReleaseSurvivesAFailure(t *testing.T) {
+	e := startSyncs(t, apptest.Options{}, nil)
+	pr, head := e.takenOver("")
+	tk, _ := e.Repo.CheckRun(head, devTakeover)
+
+	e.GitHub.FailNext(http.MethodPatch, fmt.Sprintf("/repos/acme/infra/check-runs/%d", tk.ID), http.StatusBadGateway)
+	e.Deliver(e.Repo.CheckRunEvent("requested_action", tk.ID, "release", "alice"))
+	e.givenBack(pr, head, "@alice released it")
+	if f := e.GitHub.Failed(); len(f) != 1 {
+		t.Fatalf("failed requests = %+v", f)
+	}
+
+	e.comment(pr, "alice", "/takeover dev 1h")
+	e.commentWith(pr, "@alice took over `dev` until")
+	noViolations(t, e.GitHub)
+}
+
+// The takeover expires, and GitHub fails reading the default branch's head
+// for the hand-back: the expiry job's retry hydrates it and tells the PR.
+func TestSyncsTakeoverExpirySurvivesAFailure(t *testing.T) {
+	e := startSyncs(t, apptest.Options{}, nil)
+	// Only the hand-back reads main's ref (hydrations read dev's), so the
+	// fault can wait from the start: no race with the short expiry.
+	e.GitHub.FailNext(http.MethodGet, "/repos/acme/infra/git/ref/heads/main", http.StatusInternalServerError)
+	pr, head := e.takenOver(" 4s")
+	e.givenBack(pr, head, "it expired at")
+	if f := e.GitHub.Failed(); len(f) != 1 {
+		t.Fatalf("failed requests = %+v", f)
+	}
+	noViolations(t, e.GitHub)
+}
