@@ -160,7 +160,9 @@ func (s *Server) configure(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("GitHub clients: %w", err)
 	}
-	fetcher, err := source.New(filepath.Join(cfg.DataDir, "sources"), source.Options{})
+	fetcher, err := source.New(filepath.Join(cfg.DataDir, "sources"), source.Options{
+		MaxBytes: cfg.SourceMaxBytes, MaxFileBytes: cfg.SourceMaxFileBytes, MaxFiles: int(cfg.SourceMaxFiles),
+	})
 	if err != nil {
 		return err
 	}

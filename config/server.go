@@ -36,6 +36,12 @@ type Server struct {
 	Clusters []Cluster `yaml:"clusters"`
 	// ShutdownTimeout is how long running jobs may finish after SIGTERM.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	// Source limits for the tree of a commit; a larger repository is
+	// refused with an error naming the variable (0: the fetcher's default,
+	// 1 GiB in all, 100 MiB a file, 100,000 entries).
+	SourceMaxBytes     int64 `yaml:"source_max_bytes"`
+	SourceMaxFileBytes int64 `yaml:"source_max_file_bytes"`
+	SourceMaxFiles     int64 `yaml:"source_max_files"`
 	// RepinInterval is how often the images that syncs pin to digests are
 	// resolved again, to rehydrate the syncs whose tags moved (default 5m).
 	RepinInterval time.Duration `yaml:"repin_interval"`
@@ -135,6 +141,19 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 			return fmt.Errorf("STRATA_REPIN_INTERVAL %q is not a duration", v)
 		}
 		s.RepinInterval = d
+	}
+	for key, dst := range map[string]*int64{
+		"STRATA_SOURCE_MAX_BYTES":      &s.SourceMaxBytes,
+		"STRATA_SOURCE_MAX_FILE_BYTES": &s.SourceMaxFileBytes,
+		"STRATA_SOURCE_MAX_FILES":      &s.SourceMaxFiles,
+	} {
+		if v, ok := getenv(key); ok && v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%s %q is not a positive number", key, v)
+			}
+			*dst = n
+		}
 	}
 	if v, ok := getenv("STRATA_WORKERS"); ok && v != "" {
 		n, err := strconv.Atoi(v)

@@ -15,12 +15,15 @@ func TestServerConfigEnvironmentWins(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "strata.yaml")
 	os.WriteFile(file, []byte("addr: \":9000\"\nworkers: 2\ngithub:\n  api_url: https://ghe.example/api/v3\n"), 0o600)
-	cfg, err := LoadServer(file, envOf(map[string]string{"STRATA_WORKERS": "8"}))
+	cfg, err := LoadServer(file, envOf(map[string]string{"STRATA_WORKERS": "8", "STRATA_SOURCE_MAX_BYTES": "1048576"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Addr != ":9000" || cfg.Workers != 8 {
 		t.Fatalf("addr %q workers %d, want :9000 from the file and 8 from the environment", cfg.Addr, cfg.Workers)
+	}
+	if cfg.SourceMaxBytes != 1<<20 {
+		t.Fatalf("STRATA_SOURCE_MAX_BYTES gave %d, want 1048576", cfg.SourceMaxBytes)
 	}
 	if cfg.GitHub.APIURL != "https://ghe.example/api/v3/" || cfg.GitHub.GraphQLURL != "https://ghe.example/api/graphql" {
 		t.Fatalf("GitHub Enterprise URLs: api %q graphql %q", cfg.GitHub.APIURL, cfg.GitHub.GraphQLURL)
