@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -75,7 +78,10 @@ setup mode and prints the URL of a page that registers the App.`,
 }
 
 func validateRepo(cmd *cobra.Command, dir string) error {
-	data, err := os.ReadFile(dir + "/" + config.RepoFile)
+	data, err := os.ReadFile(filepath.Join(dir, config.RepoFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s has no %s: without it, every directory with .tf files that is not only a module is a layer", dir, config.RepoFile)
+	}
 	if err != nil {
 		return err
 	}
