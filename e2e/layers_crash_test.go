@@ -32,7 +32,7 @@ func newCrashEnv(t *testing.T) *crashEnv {
 	t.Setenv(terraform.BinaryEnv, apptest.TerraformBin(t))
 	gh := githubtest.NewServer(t)
 	repo := gh.AddRepo("acme", "infra")
-	e := &crashEnv{layersEnv: &layersEnv{t: t, state: t.TempDir()}, gh: gh, repo: repo,
+	e := &crashEnv{layersEnv: &layersEnv{scenario: scenario{t: t, wait: layersWait}, state: t.TempDir()}, gh: gh, repo: repo,
 		db: storetest.URL(t, store.SQLite), dataDir: t.TempDir()}
 	repo.Commit("main", map[string]string{network + "/main.tf": e.layerFile(network, 1)}, "Add layers")
 	return e

@@ -223,7 +223,7 @@ func TestLayersLockCheckRepairedAtStartup(t *testing.T) {
 	e.Stop()
 
 	e.ghREST("PATCH", "repos/acme/infra/check-runs/"+itoa(lock.ID), map[string]any{"status": "completed", "conclusion": "neutral"})
-	again := &layersEnv{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub}), t: t, state: e.state}
+	again := &layersEnv{scenario: scenario{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub}), t: t, wait: layersWait}, state: e.state}
 	again.WaitFor(layersWait, func() bool {
 		cr, _ := again.Repo.CheckRun(head, networkLock)
 		return cr.ID != lock.ID && cr.Status == "in_progress" && cr.Title == "Locked by #1"

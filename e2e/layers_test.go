@@ -281,7 +281,7 @@ func TestLayersRestartWithQueuedPlans(t *testing.T) {
 	}
 
 	again := apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub})
-	e2 := &layersEnv{Env: again, t: t, state: e.state}
+	e2 := &layersEnv{scenario: scenario{Env: again, t: t, wait: layersWait}, state: e.state}
 	for _, d := range dirs {
 		if cr := e2.completed(head, "strata/plan: "+d); cr.Conclusion != "success" {
 			t.Errorf("%s after restart = %s %q", d, cr.Conclusion, cr.Title)
@@ -300,7 +300,7 @@ func TestLayersTwoReplicas(t *testing.T) {
 	requireTerraform(t)
 	db := storetest.URL(t, store.Postgres)
 	a := startLayers(t, apptest.Options{DatabaseURL: db}, map[string]int{network: 1}, nil)
-	b := &layersEnv{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub}), t: t, state: a.state}
+	b := &layersEnv{scenario: scenario{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub}), t: t, wait: layersWait}, state: a.state}
 	pr := a.openPR("grow", "alice", map[string]string{network + "/main.tf": a.layerFile(network, 300)})
 	head := pr.HeadSHA()
 
@@ -332,7 +332,7 @@ func TestLayersTwoReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	spans := layerSlotSpans(t, st, "acme/infra")
+	spans := slotSpans(runLogs(t, st, "layer_plan", "acme/infra"), "layer")
 	if len(spans) != 2 {
 		t.Fatalf("%d plan runs with a slot, want 2: %v", len(spans), spans)
 	}
@@ -374,14 +374,7 @@ func TestLayersSecretsRedacted(t *testing.T) {
 	if !strings.Contains(cr.Text, "[redacted]") {
 		t.Errorf("plan text without the redacted value: %q", cr.Text)
 	}
-	rows, err := e.Server.Store().DB().Query(`SELECT log FROM runs WHERE kind = 'layer_plan'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var log string
-		_ = rows.Scan(&log)
+	for _, log := range runLogs(t, e.Server.Store(), "layer_plan", "") {
 		if strings.Contains(log, "acme-token-424242") || strings.Contains(log, "hunter2-very-secret") {
 			t.Fatalf("a secret reached the run log: %q", log)
 		}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,14 +9,12 @@ import (
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
 	"strata.dev/strata/githubtest"
-	"strata.dev/strata/store"
 )
 
 // releasesEnv is a Strata server whose cluster "ci" is a fake Helm cluster,
 // with acme/infra holding the chart of release api on its default branch.
 type releasesEnv struct {
-	*apptest.Env
-	t       *testing.T
+	scenario
 	cluster *fakeCluster
 }
 
@@ -103,31 +100,13 @@ func startReleases(t *testing.T, o releaseOpts, opts apptest.Options) *releasesE
 	files := chartFiles("charts/api")
 	files[".strata.yaml"] = o.strataYAML()
 	env.Repo.Commit("main", files, "Add release api")
-	return &releasesEnv{Env: env, t: t, cluster: fc}
+	return &releasesEnv{scenario: scenario{Env: env, t: t, wait: releasesWait}, cluster: fc}
 }
 
 // openPR opens a PR by author that changes the chart's values.
 func (e *releasesEnv) openPR(branch, author string) *githubtest.PR {
 	e.Repo.Commit(branch, map[string]string{"charts/api/values.yaml": "greeting: hello from " + branch + "\n"}, "Change "+branch)
 	return e.Repo.OpenPR(branch, "main", author)
-}
-
-func (e *releasesEnv) comment(pr int, user, body string) {
-	e.t.Helper()
-	e.Deliver(e.Repo.IssueCommentEvent(pr, user, body))
-}
-
-// completed waits for the check called name on sha to complete, and returns
-// the latest such check.
-func (e *releasesEnv) completed(sha, name string) githubtest.CheckRun {
-	e.t.Helper()
-	var cr githubtest.CheckRun
-	e.WaitFor(releasesWait, func() bool {
-		var ok bool
-		cr, ok = e.Repo.CheckRun(sha, name)
-		return ok && cr.Status == "completed"
-	})
-	return cr
 }
 
 // completedN waits until n checks called name on sha are completed.
@@ -146,21 +125,6 @@ func (e *releasesEnv) completedN(sha, name string, n int) []githubtest.CheckRun 
 	return done
 }
 
-func (e *releasesEnv) commentWith(pr int, text string) githubtest.Comment {
-	e.t.Helper()
-	var found githubtest.Comment
-	e.WaitFor(releasesWait, func() bool {
-		for _, c := range e.Repo.Comments(pr) {
-			if strings.Contains(c.Body, text) {
-				found = c
-				return true
-			}
-		}
-		return false
-	})
-	return found
-}
-
 // wantText fails the test for each text that s lacks.
 func wantText(t *testing.T, what, s string, texts ...string) {
 	t.Helper()
@@ -169,35 +133,4 @@ func wantText(t *testing.T, what, s string, texts ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, text, s)
 		}
 	}
-}
-
-// releaseSlotSpans reads, from the helm-test runs' logs, when each held its
-// release's slot: [taken, released] in Unix milliseconds.
-func releaseSlotSpans(t *testing.T, st *store.Store) [][2]int64 {
-	t.Helper()
-	rows, err := st.DB().Query(`SELECT log FROM runs WHERE kind = 'release_test' ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var spans [][2]int64
-	for rows.Next() {
-		var log string
-		if err := rows.Scan(&log); err != nil {
-			t.Fatal(err)
-		}
-		var span [2]int64
-		for _, line := range strings.Split(log, "\n") {
-			if v, ok := strings.CutPrefix(line, "[strata] release slot taken at "); ok {
-				span[0], _ = strconv.ParseInt(v, 10, 64)
-			}
-			if v, ok := strings.CutPrefix(line, "[strata] release slot released at "); ok {
-				span[1], _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		if span[0] != 0 {
-			spans = append(spans, span)
-		}
-	}
-	return spans
 }

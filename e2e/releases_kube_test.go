@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/helm"
+	"strata.dev/strata/engine/helm/helmtest"
 	"strata.dev/strata/worker"
 )
 
@@ -21,29 +21,18 @@ import (
 // success and a failing hook deleted on failure both show their logs, and
 // closing the PR uninstalls the release.
 func TestReleasesRealCluster(t *testing.T) {
-	kubeconfig := os.Getenv("STRATA_E2E_KUBECONFIG")
-	if kubeconfig == "" {
-		t.Skip("STRATA_E2E_KUBECONFIG not set; the real-cluster test is optional")
-	}
-	namespace := os.Getenv("STRATA_E2E_NAMESPACE")
-	if namespace == "" {
-		namespace = "default"
-	}
-	cluster := config.Cluster{Name: "ci", Kubeconfig: kubeconfig, Context: os.Getenv("STRATA_E2E_CONTEXT")}
+	live := helmtest.RealCluster(t)
+	namespace := live.Namespace
+	cluster := config.Cluster{Name: "ci", Kubeconfig: live.Kubeconfig, Context: live.Context}
 	prefix := "strata-e2e-" + time.Now().Format("150405")
 	e := apptest.Start(t, apptest.Options{Configure: func(c *config.Server) { c.Clusters = []config.Cluster{cluster} }})
-	pod := func(suffix, cmd, policy, weight string) string {
-		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-" + suffix + "\n  annotations:\n    helm.sh/hook: test\n" +
-			"    helm.sh/hook-weight: \"" + weight + "\"\n    helm.sh/hook-delete-policy: " + policy + "\nspec:\n  restartPolicy: Never\n" +
-			"  containers:\n    - name: test\n      image: busybox:1.36\n      command: [sh, -c, " + cmd + "]\n"
-	}
 	e.Repo.Commit("main", map[string]string{
 		".strata.yaml": fmt.Sprintf("version: 1\nreleases:\n  - name: e2e\n    chart: charts/e2e\n    release_name: %s-{pr}\n"+
 			"    namespace: %s\n    cluster: ci\n    test: {timeout: 3m}\n    cleanup_on_close: true\n", prefix, namespace),
 		"charts/e2e/Chart.yaml":          "apiVersion: v2\nname: e2e\nversion: 0.1.0\n",
 		"charts/e2e/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
-		"charts/e2e/templates/pass.yaml": pod("pass", `"echo passing-hook-output"`, "hook-succeeded", "0"),
-		"charts/e2e/templates/fail.yaml": pod("fail", `"echo failing-hook-output; exit 1"`, "hook-failed", "1"),
+		"charts/e2e/templates/pass.yaml": helmtest.HookPod("{{ .Release.Name }}-pass", `"echo passing-hook-output"`, "hook-succeeded", "0"),
+		"charts/e2e/templates/fail.yaml": helmtest.HookPod("{{ .Release.Name }}-fail", `"echo failing-hook-output; exit 1"`, "hook-failed", "1"),
 	}, "Add release e2e")
 	e.Repo.SetPermission("alice", "write")
 	e.Repo.Commit("try", map[string]string{"charts/e2e/values.yaml": "x: 1\n"}, "Values")

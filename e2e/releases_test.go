@@ -80,14 +80,7 @@ func TestReleasesFailingTestShowsLogs(t *testing.T) {
 	if strings.Contains(cr.Summary+cr.Text+cr.Title, "acme-token-424242") {
 		t.Fatal("a secret from the hook's logs reached GitHub")
 	}
-	rows, err := e.Server.Store().DB().Query(`SELECT log FROM runs WHERE kind = 'release_test'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var log string
-		_ = rows.Scan(&log)
+	for _, log := range runLogs(t, e.Server.Store(), "release_test", "") {
 		if strings.Contains(log, "acme-token-424242") {
 			t.Fatal("a secret reached the run log")
 		}
@@ -332,7 +325,7 @@ func TestReleasesOneRunAtATimeAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	spans := releaseSlotSpans(t, st)
+	spans := slotSpans(runLogs(t, st, "release_test", ""), "release")
 	if len(spans) != 2 {
 		t.Fatalf("%d runs with a slot, want 2: %v", len(spans), spans)
 	}

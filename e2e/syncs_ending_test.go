@@ -8,6 +8,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/hydrate"
+	"strata.dev/strata/engine/hydrate/hydratetest"
 )
 
 // takenOver opens a PR that sets dev's replicas to 8, takes dev over with
@@ -16,7 +17,7 @@ func (e *syncsEnv) takenOver(arg string) (pr int, head string) {
 	e.t.Helper()
 	e.Repo.SetPermission("alice", "write")
 	e.completed(e.push(map[string]string{"docs/README.md": "x\n"}, "First"), devHydrate)
-	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(8)}, "Try eight")
+	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(8)}, "Try eight")
 	p := e.Repo.OpenPR("try", "main", "alice")
 	e.comment(p.Number, "alice", "/takeover dev"+arg)
 	e.commentWith(p.Number, "took over `dev`")

@@ -1,57 +1,25 @@
 package e2e
 
 import (
-	"io"
-	"log"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/hydrate"
+	"strata.dev/strata/engine/hydrate/hydratetest"
 )
-
-// pushImage pushes a new random image to ref on the test registry and
-// returns its digest.
-func pushImage(t *testing.T, ref string) string {
-	t.Helper()
-	img, err := random.Image(256, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tag, err := name.NewTag(ref, name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(tag, img); err != nil {
-		t.Fatal(err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.String()
-}
 
 // An image pinned to a digest (in-memory registry): the push hydrates
 // name@digest; retagging moves the tag, and the periodic moved-tag job
 // rehydrates dev with a commit message naming the image that moved. An image
 // tagged with the source commit and pinned resolves that tag.
 func TestSyncsMovedTagRehydrates(t *testing.T) {
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	u, _ := url.Parse(srv.URL)
-	image := u.Host + "/acme/api"
-	sidecar := u.Host + "/acme/sidecar"
-	first := pushImage(t, image+":stable")
+	host := hydratetest.Registry(t)
+	image := host + "/acme/api"
+	sidecar := host + "/acme/sidecar"
+	first := hydratetest.PushImage(t, image+":stable")
 
 	files := kustomizeRepo()
 	files["deploy/base/deployment.yaml"] = strings.NewReplacer("ghcr.io/acme/api:v1", image+":v1", "busybox:1.36", sidecar+":x").
@@ -66,7 +34,7 @@ func TestSyncsMovedTagRehydrates(t *testing.T) {
 	// The sidecar's tag is the commit being hydrated: push it first.
 	before := e.Repo.Branch("main")
 	sha := e.Repo.Commit("main", map[string]string{"docs/README.md": "x\n"}, "Release")
-	sidecarDigest := pushImage(t, sidecar+":"+sha)
+	sidecarDigest := hydratetest.PushImage(t, sidecar+":"+sha)
 	e.Deliver(e.Repo.PushEvent("main", before, sha))
 	if cr := e.completed(sha, devHydrate); cr.Conclusion != "success" || !strings.Contains(cr.Summary, first) {
 		t.Fatalf("hydrate check = %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
@@ -81,7 +49,7 @@ func TestSyncsMovedTagRehydrates(t *testing.T) {
 	}
 	tip := e.Repo.Branch("hydrated")
 
-	moved := pushImage(t, image+":stable")
+	moved := hydratetest.PushImage(t, image+":stable")
 	e.WaitFor(syncsWait, func() bool { return e.Repo.Branch("hydrated") != tip })
 	dep = e.hydrated("dev")["deployment_dev_api.yaml"]
 	if !strings.Contains(dep, "image: "+image+"@"+moved) || !strings.Contains(dep, "strata.dev/source-commit: '"+sha+"'") {

@@ -9,6 +9,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/hydrate"
+	"strata.dev/strata/engine/hydrate/hydratetest"
 	"strata.dev/strata/githubtest"
 	"strata.dev/strata/store"
 	"strata.dev/strata/store/storetest"
@@ -27,7 +28,7 @@ func TestSyncsTakeoverLifecycle(t *testing.T) {
 	first := e.push(map[string]string{"docs/README.md": "x\n"}, "First")
 	e.completed(first, devHydrate)
 
-	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(8)}, "Try eight")
+	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(8)}, "Try eight")
 	pr := e.Repo.OpenPR("try", "main", "alice")
 
 	e.comment(pr.Number, "reader", "/takeover dev")
@@ -53,7 +54,7 @@ func TestSyncsTakeoverLifecycle(t *testing.T) {
 	}
 
 	// Pushes to main do not hydrate dev meanwhile.
-	paused := e.push(map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(2)}, "Two")
+	paused := e.push(map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(2)}, "Two")
 	cr := e.completed(paused, devHydrate)
 	if cr.Conclusion != "neutral" || !strings.HasPrefix(cr.Title, "Paused by #1 until ") {
 		t.Fatalf("paused check = %s %q", cr.Conclusion, cr.Title)
@@ -63,7 +64,7 @@ func TestSyncsTakeoverLifecycle(t *testing.T) {
 	}
 
 	// Another PR is refused, naming the holder.
-	e.Repo.Commit("other", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(9)}, "Nine")
+	e.Repo.Commit("other", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(9)}, "Nine")
 	other := e.Repo.OpenPR("other", "main", "bob")
 	e.comment(other.Number, "bob", "/takeover")
 	refusal := e.commentWith(other.Number, "refused")
@@ -75,7 +76,7 @@ func TestSyncsTakeoverLifecycle(t *testing.T) {
 	}
 
 	// A push to the PR rehydrates from the new head; the check moves.
-	newHead := pr.Push(map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(6)}, "Six")
+	newHead := pr.Push(map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(6)}, "Six")
 	e.Deliver(e.Repo.PullRequestEvent("synchronize", pr.Number))
 	e.WaitFor(syncsWait, func() bool {
 		return strings.Contains(e.hydrated("dev")["deployment_dev_api.yaml"], "replicas: 6")
@@ -121,14 +122,14 @@ func TestSyncsTakeoverEndsOnMergeAndForksAreRefused(t *testing.T) {
 	e.completed(e.push(map[string]string{"docs/README.md": "x\n"}, "First"), devHydrate)
 
 	fork := e.GitHub.AddFork(e.Repo, "mallory")
-	fork.Commit("evil", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(9)}, "Evil")
+	fork.Commit("evil", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(9)}, "Evil")
 	fpr := e.Repo.OpenPR("mallory:evil", "main", "mallory")
 	e.comment(fpr.Number, "mallory", "/takeover dev")
 	if c := e.commentWith(fpr.Number, "refused"); !strings.Contains(c.Body, "fork") {
 		t.Errorf("fork refusal = %q", c.Body)
 	}
 
-	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(8)}, "Eight")
+	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(8)}, "Eight")
 	pr := e.Repo.OpenPR("try", "main", "alice")
 	e.comment(pr.Number, "alice", "/release")
 	e.commentWith(pr.Number, "holds no takeover")
@@ -155,7 +156,7 @@ func TestSyncsTakeoverExpiresAcrossRestart(t *testing.T) {
 	e.Repo.SetPermission("alice", "write")
 	e.completed(e.push(map[string]string{"docs/README.md": "x\n"}, "First"), devHydrate)
 
-	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(8)}, "Eight")
+	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(8)}, "Eight")
 	pr := e.Repo.OpenPR("try", "main", "alice")
 	e.comment(pr.Number, "alice", "/takeover dev 4s")
 	e.WaitFor(syncsWait, func() bool {
@@ -164,7 +165,7 @@ func TestSyncsTakeoverExpiresAcrossRestart(t *testing.T) {
 	e.Stop()
 	time.Sleep(5 * time.Second) // the takeover expires while no server runs
 
-	again := &syncsEnv{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub}), t: t}
+	again := &syncsEnv{scenario{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub}), t: t, wait: syncsWait}}
 	c := again.commentWith(pr.Number, "it expired at")
 	if !strings.Contains(c.Body, "rehydrated it from the default branch") {
 		t.Errorf("expiry comment = %q", c.Body)
@@ -188,14 +189,14 @@ func TestSyncsTakeoverExpiresAfterAKill(t *testing.T) {
 	repo.Commit("main", files, "Add manifests")
 	repo.SetPermission("alice", "write")
 	dbURL, dataDir := storetest.URL(t, store.SQLite), t.TempDir()
-	e := &syncsEnv{t: t, Env: &apptest.Env{GitHub: gh, Repo: repo}}
+	e := &syncsEnv{scenario{Env: &apptest.Env{GitHub: gh, Repo: repo}, t: t, wait: syncsWait}}
 
 	first := startProcess(t, gh, gh.URL(), dbURL, dataDir, 2)
 	before := repo.Branch("main")
 	sha := repo.Commit("main", map[string]string{"docs/README.md": "x\n"}, "First")
 	first.deliver(repo.PushEvent("main", before, sha))
 	e.completed(sha, devHydrate)
-	repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(8)}, "Eight")
+	repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(8)}, "Eight")
 	pr := repo.OpenPR("try", "main", "alice")
 	first.deliver(repo.IssueCommentEvent(pr.Number, "alice", "/takeover dev 4s"))
 	gh.WaitFor(t, syncsWait, func() bool {

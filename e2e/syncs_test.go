@@ -6,6 +6,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/hydrate"
+	"strata.dev/strata/engine/hydrate/hydratetest"
 )
 
 const devHydrate = "strata/hydrate: dev"
@@ -48,7 +49,7 @@ func TestSyncsHydrateOnPush(t *testing.T) {
 	other := e.push(map[string]string{"docs/README.md": "second\n"}, "Docs")
 	// A push that changes an input and removes a resource: one commit, pruned.
 	kust := strings.Replace(kustomizeRepo()["deploy/overlays/dev/kustomization.yaml"], "- namespace.yaml\n", "", 1)
-	third := e.push(map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(5), "deploy/overlays/dev/kustomization.yaml": kust}, "Scale")
+	third := e.push(map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(5), "deploy/overlays/dev/kustomization.yaml": kust}, "Scale")
 	cr = e.completed(third, devHydrate)
 	if cr.Conclusion != "success" {
 		t.Fatalf("second hydration = %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
@@ -135,8 +136,8 @@ syncs:
 func TestSyncsOlderNeverOverwritesNewer(t *testing.T) {
 	e := startSyncs(t, apptest.Options{}, nil)
 	base := e.Repo.Branch("main")
-	older := e.Repo.Commit("main", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(4)}, "Four")
-	newer := e.Repo.Commit("main", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(6)}, "Six")
+	older := e.Repo.Commit("main", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(4)}, "Four")
+	newer := e.Repo.Commit("main", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(6)}, "Six")
 	e.Deliver(e.Repo.PushEvent("main", older, newer))
 	if cr := e.completed(newer, devHydrate); cr.Conclusion != "success" {
 		t.Fatalf("newer = %s %q", cr.Conclusion, cr.Summary)
@@ -161,7 +162,7 @@ func TestSyncsPreviewOnPR(t *testing.T) {
 	e.completed(sha, devHydrate)
 	tip := e.Repo.Branch("hydrated")
 
-	e.Repo.Commit("scale", map[string]string{"deploy/overlays/dev/replicas.yaml": replicas(7)}, "Scale")
+	e.Repo.Commit("scale", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(7)}, "Scale")
 	pr := e.Repo.OpenPR("scale", "main", "alice")
 	e.Deliver(e.Repo.PullRequestEvent("opened", pr.Number))
 	cr := e.completed(pr.HeadSHA(), devHydrate)

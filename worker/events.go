@@ -23,6 +23,14 @@ var (
 	pushFuncs        []PushFunc
 )
 
+// closedWhy says, in a comment's words, how a PR was closed.
+func closedWhy(merged bool) string {
+	if merged {
+		return "the pull request was merged"
+	}
+	return "the pull request was closed"
+}
+
 // OnPullRequest registers a feature's reaction to PR events.
 func OnPullRequest(f PullRequestFunc) { pullRequestFuncs = append(pullRequestFuncs, f) }
 

@@ -38,11 +38,7 @@ func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerAp
 	if err != nil {
 		return err
 	}
-	run := queue.RunFrom(ctx)
-	var runID int64
-	if run != nil {
-		runID = run.ID
-	}
+	runID := currentRunID(ctx)
 	logURL := logURL(d, runID)
 	var lines []string
 	failed := ""

@@ -26,11 +26,7 @@ func layersOnPullRequest(ctx context.Context, d *Deps, ev jobs.PullRequest) erro
 	}
 	switch ev.Action {
 	case "closed":
-		why := "the pull request was closed"
-		if ev.Merged {
-			why = "the pull request was merged"
-		}
-		return releasePR(ctx, d, rep, ev.Repo, ev.PR, why)
+		return releasePR(ctx, d, rep, ev.Repo, ev.PR, closedWhy(ev.Merged))
 	case "opened", "reopened", "synchronize":
 	default:
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/jobs"
+	"strata.dev/strata/queue"
 	"strata.dev/strata/redact"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
@@ -125,6 +126,15 @@ func failedCheck(name, headSHA string, pr int, err error, logURL string, actions
 		Name: name, HeadSHA: headSHA, Conclusion: "failure", ExternalID: externalID(pr),
 		Title: title, Summary: "```\n" + msg + "\n```", LogURL: logURL, DetailsURL: logURL, Actions: actions,
 	}
+}
+
+// currentRunID is the id of the run record of the job ctx belongs to (set by
+// the queue's tracker), 0 outside a job.
+func currentRunID(ctx context.Context) int64 {
+	if run := queue.RunFrom(ctx); run != nil {
+		return run.ID
+	}
+	return 0
 }
 
 // logURL links a run's full log.

@@ -16,7 +16,6 @@ import (
 
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/jobs"
-	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
 	"strata.dev/strata/source"
 	"strata.dev/strata/store"
@@ -42,11 +41,7 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 	if err != nil {
 		return err
 	}
-	run := queue.RunFrom(ctx)
-	var runID int64
-	if run != nil {
-		runID = run.ID
-	}
+	runID := currentRunID(ctx)
 	logURL := logURL(d, runID)
 
 	// Nothing runs for an old head or a lock that is gone.
@@ -84,8 +79,8 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 	if res != nil {
 		runRep = runReporter(d, rep, res.Sensitive)
 	}
-	if run != nil {
-		_ = d.Store.AppendLog(context.WithoutCancel(ctx), run.ID, runRep.Redact(log.String()))
+	if runID != 0 {
+		_ = d.Store.AppendLog(context.WithoutCancel(ctx), runID, runRep.Redact(log.String()))
 	}
 	if errors.Is(context.Cause(ctx), errSuperseded) {
 		return w.cancel(context.WithoutCancel(ctx), rep, a, errSuperseded.Error())
@@ -258,22 +253,33 @@ const slotPoll = 100 * time.Millisecond
 // record, whose heartbeat the queue keeps; a run lost with its process frees
 // it.
 func waitSlot(ctx context.Context, st *store.Store, repo, layer string, runID int64) (func(), error) {
+	return holdSlot(ctx, st, "layer", runID,
+		func(ctx context.Context) (bool, error) { return st.TakeSlot(ctx, repo, layer, runID) },
+		func(ctx context.Context) error { return st.ReleaseSlot(ctx, repo, layer, runID) })
+}
+
+// holdSlot polls take until the run holds the slot of what ("layer",
+// "release"), logging when it took it, and returns the release: it logs and
+// frees the slot once, however often it is called. Outside a run (runID 0)
+// there is no slot to wait for.
+func holdSlot(ctx context.Context, st *store.Store, what string, runID int64,
+	take func(context.Context) (bool, error), free func(context.Context) error) (func(), error) {
 	if runID == 0 {
 		return func() {}, nil
 	}
 	for {
-		ok, err := st.TakeSlot(ctx, repo, layer, runID)
+		ok, err := take(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			_ = st.AppendLog(ctx, runID, fmt.Sprintf("[strata] layer slot taken at %d\n", time.Now().UnixMilli()))
+			_ = st.AppendLog(ctx, runID, fmt.Sprintf("[strata] %s slot taken at %d\n", what, time.Now().UnixMilli()))
 			var once sync.Once
 			return func() {
 				once.Do(func() {
 					ctx := context.WithoutCancel(ctx)
-					_ = st.AppendLog(ctx, runID, fmt.Sprintf("[strata] layer slot released at %d\n", time.Now().UnixMilli()))
-					_ = st.ReleaseSlot(ctx, repo, layer, runID)
+					_ = st.AppendLog(ctx, runID, fmt.Sprintf("[strata] %s slot released at %d\n", what, time.Now().UnixMilli()))
+					_ = free(ctx)
 				})
 			}, nil
 		}

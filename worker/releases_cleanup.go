@@ -13,7 +13,6 @@ import (
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/helm"
 	"strata.dev/strata/jobs"
-	"strata.dev/strata/queue"
 )
 
 // releasesOnPullRequest enqueues the uninstall of the PR's releases with
@@ -79,10 +78,7 @@ func (w *releaseCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.Rel
 		d.Logger.Warn().Str("cluster", a.Release.Cluster).Str("release", a.Release.ReleaseName).Msg("cluster gone from the server config; release not cleaned up")
 		return nil
 	}
-	var runID int64
-	if run := queue.RunFrom(ctx); run != nil {
-		runID = run.ID
-	}
+	runID := currentRunID(ctx)
 	free, err := waitReleaseSlot(ctx, d.Store, releaseKey(a.Release), runID)
 	if err != nil {
 		return err
@@ -113,10 +109,7 @@ func (w *releaseCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.Rel
 	if err != nil {
 		return err
 	}
-	why := "the pull request was closed"
-	if a.Merged {
-		why = "the pull request was merged"
-	}
+	why := closedWhy(a.Merged)
 	where := fmt.Sprintf("Helm release `%s` (release `%s`) in cluster `%s`, namespace `%s`", a.Release.ReleaseName, a.Target, cluster.Name, a.Release.Namespace)
 	body := fmt.Sprintf("🧹 Uninstalled %s: %s (`cleanup_on_close`).", where, why)
 	if uerr != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -38,10 +37,7 @@ func (w *releaseTestWorker) Work(ctx context.Context, job *river.Job[jobs.Releas
 	if err != nil {
 		return err
 	}
-	var runID int64
-	if run := queue.RunFrom(ctx); run != nil {
-		runID = run.ID
-	}
+	runID := currentRunID(ctx)
 	logURL := logURL(d, runID)
 	check := func(c report.Check) error {
 		c.Name, c.ExternalID, c.DetailsURL, c.LogURL = helmTestCheckName(a.Target), externalID(a.PR), logURL, logURL
@@ -157,31 +153,9 @@ func releaseKey(r jobs.ReleaseSpec) store.ReleaseKey {
 // the run record, whose heartbeat the queue keeps; a run lost with its
 // process frees it.
 func waitReleaseSlot(ctx context.Context, st *store.Store, key store.ReleaseKey, runID int64) (func(), error) {
-	if runID == 0 {
-		return func() {}, nil
-	}
-	for {
-		ok, err := st.TakeReleaseSlot(ctx, key, runID)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			_ = st.AppendLog(ctx, runID, fmt.Sprintf("[strata] release slot taken at %d\n", time.Now().UnixMilli()))
-			var once sync.Once
-			return func() {
-				once.Do(func() {
-					ctx := context.WithoutCancel(ctx)
-					_ = st.AppendLog(ctx, runID, fmt.Sprintf("[strata] release slot released at %d\n", time.Now().UnixMilli()))
-					_ = st.FreeReleaseSlot(ctx, key, runID)
-				})
-			}, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		case <-time.After(slotPoll):
-		}
-	}
+	return holdSlot(ctx, st, "release", runID,
+		func(ctx context.Context) (bool, error) { return st.TakeReleaseSlot(ctx, key, runID) },
+		func(ctx context.Context) error { return st.FreeReleaseSlot(ctx, key, runID) })
 }
 
 // runLog is the run's full record: every hook with its start and all of

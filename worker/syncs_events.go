@@ -173,11 +173,7 @@ func syncsOnPullRequest(ctx context.Context, d *Deps, ev jobs.PullRequest) error
 	}
 	switch ev.Action {
 	case "closed":
-		why := "the pull request was closed"
-		if ev.Merged {
-			why = "the pull request was merged"
-		}
-		return endTakeoversOfPR(ctx, d, rep, ev.Repo, ev.PR, ev.DefaultBranch, why)
+		return endTakeoversOfPR(ctx, d, rep, ev.Repo, ev.PR, ev.DefaultBranch, closedWhy(ev.Merged))
 	case "synchronize":
 		if err := followHead(ctx, d, rep, ev); err != nil {
 			return err

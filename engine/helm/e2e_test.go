@@ -10,6 +10,8 @@ import (
 
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/kube"
+
+	"strata.dev/strata/engine/helm/helmtest"
 )
 
 // TestE2E runs against a real cluster only when STRATA_E2E_KUBECONFIG is
@@ -18,16 +20,10 @@ import (
 // design, and the SDK fakes cover the behaviour; this test checks that the
 // log capture also holds where Kubernetes really deletes hook pods.
 func TestE2E(t *testing.T) {
-	kubeconfig := os.Getenv("STRATA_E2E_KUBECONFIG")
-	if kubeconfig == "" {
-		t.Skip("STRATA_E2E_KUBECONFIG not set; the real-cluster test is optional")
-	}
-	namespace := os.Getenv("STRATA_E2E_NAMESPACE")
-	if namespace == "" {
-		namespace = "default"
-	}
+	live := helmtest.RealCluster(t)
+	namespace := live.Namespace
 	cfg := new(action.Configuration)
-	getter := kube.GetConfig(kubeconfig, os.Getenv("STRATA_E2E_CONTEXT"), namespace)
+	getter := kube.GetConfig(live.Kubeconfig, live.Context, namespace)
 	if err := cfg.Init(getter, namespace, "secret", t.Logf); err != nil {
 		t.Fatal(err)
 	}
@@ -37,17 +33,11 @@ func TestE2E(t *testing.T) {
 	}
 
 	dir := filepath.Join(t.TempDir(), "e2e")
-	pod := func(name, cmd, policy, weight string) string {
-		return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  annotations:\n    helm.sh/hook: test\n" +
-			"    helm.sh/hook-weight: \"" + weight + "\"\n" +
-			"    helm.sh/hook-delete-policy: " + policy + "\nspec:\n  restartPolicy: Never\n  containers:\n" +
-			"    - name: test\n      image: busybox:1.36\n      command: [sh, -c, " + cmd + "]\n"
-	}
 	files := map[string]string{
 		"Chart.yaml":                "apiVersion: v2\nname: e2e\nversion: 0.1.0\n",
 		"templates/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
-		"templates/tests/pass.yaml": pod("strata-e2e-pass", `"echo passing-hook-output"`, "hook-succeeded", "0"),
-		"templates/tests/fail.yaml": pod("strata-e2e-fail", `"echo failing-hook-output; exit 1"`, "hook-failed", "1"),
+		"templates/tests/pass.yaml": helmtest.HookPod("strata-e2e-pass", `"echo passing-hook-output"`, "hook-succeeded", "0"),
+		"templates/tests/fail.yaml": helmtest.HookPod("strata-e2e-fail", `"echo failing-hook-output; exit 1"`, "hook-failed", "1"),
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, name)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"strata.dev/strata/engine/mdfence"
 )
 
 // Markdown renders the report as a check run body of at most limit bytes
@@ -130,7 +132,7 @@ func (r *Report) renderLogs(budget int) string {
 	left := budget
 	for n, i := range order {
 		bl := blocks[i]
-		fence := fenceFor(bl.text)
+		fence := mdfence.For(bl.text)
 		frame := len(bl.header) + 2*len(fence) + len("text\n\n\n</details>\n\n") + 80
 		share := left/(len(order)-n) - frame
 		if share < 0 {
@@ -185,20 +187,6 @@ func duration(h HookResult) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// fenceFor returns a backtick fence longer than any run of backticks in s.
-func fenceFor(s string) string {
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }
 
 // cutUTF8 cuts s to at most n bytes at a character boundary, with a note.

@@ -14,89 +14,13 @@ import (
 
 const commit = "0123456789abcdef0123456789abcdef01234567"
 
-// appRepo is a repository with a base, a component and a dev overlay, plus a
-// directory no kustomization uses.
-var appRepo = map[string]string{
-	"deploy/base/kustomization.yaml": `resources:
-- deployment.yaml
-- service.yaml
-configMapGenerator:
-- name: app-config
-  literals: [LOG_LEVEL=info]
-`,
-	"deploy/base/deployment.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: api
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: api}
-  template:
-    metadata:
-      labels: {app: api}
-    spec:
-      containers:
-      - name: api
-        image: ghcr.io/acme/api:v1
-        envFrom:
-        - configMapRef: {name: app-config}
-      - name: sidecar
-        image: busybox:1.36
-`,
-	"deploy/base/service.yaml": `apiVersion: v1
-kind: Service
-metadata:
-  name: api
-spec:
-  selector: {app: api}
-  ports:
-  - port: 80
-`,
-	"deploy/components/monitoring/kustomization.yaml": `apiVersion: kustomize.config.k8s.io/v1alpha1
-kind: Component
-resources:
-- monitor.yaml
-`,
-	"deploy/components/monitoring/monitor.yaml": `apiVersion: monitoring.coreos.com/v1
-kind: ServiceMonitor
-metadata:
-  name: api
-spec:
-  selector:
-    matchLabels: {app: api}
-`,
-	"deploy/overlays/dev/kustomization.yaml": `namespace: dev
-resources:
-- ../../base
-- namespace.yaml
-components:
-- ../../components/monitoring
-images:
-- name: busybox
-  newTag: "1.37"
-patches:
-- path: replicas.yaml
-- target: {kind: Service, name: api}
-  patch: |-
-    - op: replace
-      path: /spec/ports/0/port
-      value: 8080
-`,
-	"deploy/overlays/dev/replicas.yaml": `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: api
-spec:
-  replicas: 3
-`,
-	"deploy/overlays/dev/namespace.yaml": `apiVersion: v1
-kind: Namespace
-metadata:
-  name: dev
-`,
-	"deploy/unused/extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n",
-}
+// appRepo is hydratetest's repository with a base, a component and a dev
+// overlay, plus a directory no kustomization uses.
+var appRepo = func() map[string]string {
+	files := hydratetest.AppRepo()
+	files["deploy/unused/extra.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n"
+	return files
+}()
 
 func writeRepo(t testing.TB, files map[string]string) string {
 	t.Helper()

@@ -30,14 +30,8 @@ type ApplyResult struct {
 // When the apply command itself fails, the result still holds what it printed
 // (a partial apply changed something), next to the *Error.
 func Apply(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
-	s, err := newSession(ctx, in.Setup)
+	s, err := initSession(ctx, in.Setup)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.init(ctx); err != nil {
-		return nil, err
-	}
-	if err := s.selectWorkspace(ctx); err != nil {
 		return nil, err
 	}
 

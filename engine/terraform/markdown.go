@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"strata.dev/strata/engine/mdfence"
 )
 
 // MaxCommentBytes is GitHub's limit on a comment body and a check run's
@@ -156,7 +158,7 @@ func renderLayer(b *strings.Builder, l LayerReport, text string) {
 			msg = l.Err.Error()
 		}
 		fmt.Fprintf(b, "<details open><summary>❌ <b>%s</b>: failed</summary>\n\n", htmlEscape(l.Layer))
-		fence := fenceFor(msg)
+		fence := mdfence.For(msg)
 		fmt.Fprintf(b, "%s\n%s\n%s\n", fence, msg, fence)
 		writeLogLink(b, l.LogURL)
 		b.WriteString("\n</details>\n")
@@ -170,7 +172,7 @@ func renderLayer(b *strings.Builder, l LayerReport, text string) {
 	fmt.Fprintf(b, "<details><summary>%s<b>%s</b>: %s</summary>\n\n", warn, htmlEscape(l.Layer), r.Summary())
 	b.WriteString(r.MarkdownSummary())
 	if text != "" {
-		fence := fenceFor(text) + "diff"
+		fence := mdfence.For(text) + "diff"
 		fmt.Fprintf(b, "\n%s\n%s\n%s\n", fence, strings.TrimRight(text, "\n"), fence[:len(fence)-len("diff")])
 	}
 	writeLogLink(b, l.LogURL)
@@ -200,21 +202,6 @@ func diffText(text string) string {
 		lines[i] = sym + strings.Repeat(" ", len(line)-len(trimmed)) + trimmed[1:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// fenceFor returns a backtick fence longer than any run of backticks in s,
-// so that s cannot close it.
-func fenceFor(s string) string {
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }
 
 func htmlEscape(s string) string {

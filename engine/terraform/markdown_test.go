@@ -105,9 +105,3 @@ func TestTruncate(t *testing.T) {
 		t.Errorf("want a cut at the line end, got %q", got)
 	}
 }
-
-func TestFenceOutlastsBackticksInTheText(t *testing.T) {
-	if f := fenceFor("a ``` b ````"); f != "`````" {
-		t.Errorf("fenceFor = %q", f)
-	}
-}

@@ -64,14 +64,8 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSession(ctx, in.Setup)
+	s, err := initSession(ctx, in.Setup)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.init(ctx); err != nil {
-		return nil, err
-	}
-	if err := s.selectWorkspace(ctx); err != nil {
 		return nil, err
 	}
 

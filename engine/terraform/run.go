@@ -106,6 +106,22 @@ func newSession(ctx context.Context, s Setup) (*session, error) {
 	return ss, nil
 }
 
+// initSession opens a session, runs init and selects the workspace: how
+// both plan and apply start.
+func initSession(ctx context.Context, setup Setup) (*session, error) {
+	s, err := newSession(ctx, setup)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.init(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.selectWorkspace(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // environment is the server's environment without the variables
 // terraform-exec sets itself (it sets TF_IN_AUTOMATION=1 and passes
 // -input=false to every command that could prompt; TF_INPUT is reserved to it),

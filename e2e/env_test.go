@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"strata.dev/strata/apptest"
+	"strata.dev/strata/githubtest"
+	"strata.dev/strata/store"
+)
+
+// scenario is what every feature's environment shares: the Strata server
+// (only its fake GitHub and repository when the test runs real processes),
+// the test, and how long to wait for Strata to answer.
+type scenario struct {
+	*apptest.Env
+	t    *testing.T
+	wait time.Duration
+}
+
+// comment posts a comment on the PR as user and delivers it.
+func (e scenario) comment(pr int, user, body string) {
+	e.t.Helper()
+	e.Deliver(e.Repo.IssueCommentEvent(pr, user, body))
+}
+
+// completed waits for the check called name on sha to complete, and returns
+// the latest such check.
+func (e scenario) completed(sha, name string) githubtest.CheckRun {
+	e.t.Helper()
+	var cr githubtest.CheckRun
+	e.GitHub.WaitFor(e.t, e.wait, func() bool {
+		var ok bool
+		cr, ok = e.Repo.CheckRun(sha, name)
+		return ok && cr.Status == "completed"
+	})
+	return cr
+}
+
+// commentWith waits for a comment on the PR containing text.
+func (e scenario) commentWith(pr int, text string) githubtest.Comment {
+	e.t.Helper()
+	var found githubtest.Comment
+	e.GitHub.WaitFor(e.t, e.wait, func() bool {
+		for _, c := range e.Repo.Comments(pr) {
+			if strings.Contains(c.Body, text) {
+				found = c
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+func noViolations(t *testing.T, gh *githubtest.Server) {
+	t.Helper()
+	for _, v := range gh.Violations() {
+		t.Errorf("request GitHub would refuse: %s %s: %s", v.Method, v.Path, v.Err)
+	}
+}
+
+// runLogs reads the logs of the runs of kind, oldest first; of any
+// repository when repo is "".
+func runLogs(t *testing.T, st *store.Store, kind, repo string) []string {
+	t.Helper()
+	query, args := `SELECT log FROM runs WHERE kind = ?`, []any{kind}
+	if repo != "" {
+		query, args = query+` AND repo = ?`, append(args, repo)
+	}
+	rows, err := st.DB().Query(st.Rebind(query+` ORDER BY id`), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var logs []string
+	for rows.Next() {
+		var log string
+		if err := rows.Scan(&log); err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, log)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return logs
+}
+
+// slotSpans reads, from run logs, when each run held its slot (what is
+// "layer" or "release"): [taken, released] in Unix milliseconds. Runs that
+// never took the slot are left out.
+func slotSpans(logs []string, what string) [][2]int64 {
+	var spans [][2]int64
+	for _, log := range logs {
+		var span [2]int64
+		for _, line := range strings.Split(log, "\n") {
+			if v, ok := strings.CutPrefix(line, "[strata] "+what+" slot taken at "); ok {
+				span[0], _ = strconv.ParseInt(v, 10, 64)
+			}
+			if v, ok := strings.CutPrefix(line, "[strata] "+what+" slot released at "); ok {
+				span[1], _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		if span[0] != 0 {
+			spans = append(spans, span)
+		}
+	}
+	return spans
+}
