@@ -101,6 +101,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /runs/{id}", s.runLog)
 	mux.HandleFunc("POST /api/github/hook", func(w http.ResponseWriter, r *http.Request) {
 		h := s.webhook.Load()
 		if h == nil {

@@ -12,6 +12,7 @@ import (
 	"strata.dev/strata/queue"
 	"strata.dev/strata/redact"
 	"strata.dev/strata/report"
+	"strata.dev/strata/runlog"
 	"strata.dev/strata/store"
 )
 
@@ -137,12 +138,9 @@ func currentRunID(ctx context.Context) int64 {
 	return 0
 }
 
-// logURL links a run's full log.
+// logURL links a run's full log, served by the server at /runs/ID.
 func logURL(d *Deps, runID int64) string {
-	if d.Config.PublicURL == "" || runID == 0 {
-		return ""
-	}
-	return strings.TrimRight(d.Config.PublicURL, "/") + fmt.Sprintf("/runs/%d", runID)
+	return runlog.URL(d.Config.PublicURL, d.Config.GitHub.WebhookSecret, runID)
 }
 
 // updateApplied sets `strata/applied` on the head: success when every layer
