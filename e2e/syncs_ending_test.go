@@ -1,14 +1,19 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"strata.dev/strata/apptest"
+	"strata.dev/strata/config"
 	"strata.dev/strata/engine/hydrate"
 	"strata.dev/strata/engine/hydrate/hydratetest"
+	"strata.dev/strata/store"
+	"strata.dev/strata/store/storetest"
 )
 
 // takenOver opens a PR that sets dev's replicas to 8, takes dev over with
@@ -86,6 +91,54 @@ func TestSyncsTakeoverExpirySurvivesAFailure(t *testing.T) {
 	e.givenBack(pr, head, "it expired at")
 	if f := e.GitHub.Failed(); len(f) != 1 {
 		t.Fatalf("failed requests = %+v", f)
+	}
+	noViolations(t, e.GitHub)
+}
+
+// A takeover whose expiry job is gone (it failed for good, or /takeover
+// failed after claiming the sync) does not hold the sync forever: the
+// periodic sweep ends it once it is overdue and hands the sync back.
+func TestSyncsOverdueTakeoverIsSweptUp(t *testing.T) {
+	db := storetest.URL(t, store.SQLite)
+	data := t.TempDir()
+	e := startSyncs(t, apptest.Options{DatabaseURL: db, DataDir: data}, nil)
+	e.Repo.SetPermission("alice", "write")
+	e.completed(e.push(map[string]string{"docs/README.md": "x\n"}, "First"), devHydrate)
+
+	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(8)}, "Eight")
+	pr := e.Repo.OpenPR("try", "main", "alice")
+	e.comment(pr.Number, "alice", "/takeover dev 2h")
+	e.WaitFor(syncsWait, func() bool {
+		return strings.Contains(e.hydrated("dev")["deployment_dev_api.yaml"], "replicas: 8")
+	})
+	e.Stop()
+
+	// While no server runs: the expiry job disappears and the takeover is
+	// overdue by more than an expiry job's timeout.
+	st, err := store.Open(context.Background(), db, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if res, err := st.DB().ExecContext(ctx, `DELETE FROM river_job WHERE kind = 'sync_takeover_expiry'`); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("deleted %d expiry jobs, want the one scheduled", n)
+	}
+	if _, err := st.DB().ExecContext(ctx, st.Rebind(`UPDATE takeovers SET expires_at = ?`),
+		time.Now().Add(-time.Hour).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	again := &syncsEnv{scenario{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub,
+		Configure: func(c *config.Server) { c.RepinInterval = 500 * time.Millisecond }}), t: t, wait: syncsWait}}
+	c := again.commentWith(pr.Number, "it expired at")
+	if !strings.Contains(c.Body, "rehydrated it from the default branch") {
+		t.Errorf("expiry comment = %q", c.Body)
+	}
+	if !strings.Contains(again.hydrated("dev")["deployment_dev_api.yaml"], "replicas: 3") {
+		t.Errorf("dev after the sweep:\n%s", again.hydrated("dev")["deployment_dev_api.yaml"])
 	}
 	noViolations(t, e.GitHub)
 }

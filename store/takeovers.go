@@ -96,6 +96,26 @@ func (s *Store) TakeoversOfPR(ctx context.Context, repo string, pr int) ([]*Take
 	return out, rows.Err()
 }
 
+// OverdueTakeovers lists takeovers that expired before `before`, in every
+// repository: normally their expiry job ends them on time, so one still here
+// had its job fail for good, or never got one.
+func (s *Store) OverdueTakeovers(ctx context.Context, before time.Time) ([]*Takeover, error) {
+	rows, err := s.query(ctx, `SELECT `+takeoverColumns+` FROM takeovers WHERE expires_at < ? ORDER BY repo, sync`, before.UnixMilli())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Takeover
+	for rows.Next() {
+		t, err := scanTakeover(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
 // SetTakeoverCheck records the check that mirrors a takeover on headSHA, if
 // the PR still holds it.
 func (s *Store) SetTakeoverCheck(ctx context.Context, repo, sync string, pr int, headSHA string, checkRunID int64) error {

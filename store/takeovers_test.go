@@ -128,3 +128,31 @@ func TestTakeoverEndings(t *testing.T) {
 		})
 	}
 }
+
+// Overdue takeovers are those past their expiry by the given time, in every
+// repository; a takeover still running is not one.
+func TestOverdueTakeovers(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, d)
+			now := time.Now()
+			for _, tk := range []store.Takeover{
+				{Repo: "acme/infra", Sync: "dev", PR: 1, Holder: "alice", HeadSHA: "a1", ExpiresAt: now.Add(-time.Hour), InstallationID: 7},
+				{Repo: "acme/web", Sync: "dev", PR: 2, Holder: "bob", HeadSHA: "b1", ExpiresAt: now.Add(-time.Minute), InstallationID: 7},
+				{Repo: "acme/api", Sync: "dev", PR: 3, Holder: "carol", HeadSHA: "c1", ExpiresAt: now.Add(time.Hour), InstallationID: 7},
+			} {
+				if _, ok, err := st.TryTakeover(ctx, tk); err != nil || !ok {
+					t.Fatalf("takeover %s: %v %v", tk.Repo, ok, err)
+				}
+			}
+			got, err := st.OverdueTakeovers(ctx, now.Add(-5*time.Minute))
+			if err != nil || len(got) != 1 || got[0].Repo != "acme/infra" || got[0].PR != 1 {
+				t.Fatalf("overdue by 5 minutes = %+v, %v; want acme/infra #1 only", got, err)
+			}
+			if got, _ := st.OverdueTakeovers(ctx, now); len(got) != 2 {
+				t.Fatalf("overdue now = %+v, want the two expired ones", got)
+			}
+		})
+	}
+}

@@ -343,12 +343,28 @@ func finishEndings(ctx context.Context, d *Deps, rep *report.Reporter, repo jobs
 // ending job's timeout, so that it does not race a job still at work. The
 // periodic repin job runs it.
 func sweepEndings(ctx context.Context, d *Deps) error {
-	endings, err := d.Store.TakeoverEndings(ctx, "", 0, time.Now().Add(-jobs.TakeoverEndTimeout))
+	var ending []*store.Takeover
+	var errs []error
+	// A takeover whose expiry job failed for good (or was never scheduled,
+	// when /takeover failed after claiming the sync) would hold its sync
+	// forever: end the ones overdue by more than an expiry job's timeout.
+	overdue, err := d.Store.OverdueTakeovers(ctx, time.Now().Add(-jobs.TakeoverEndTimeout))
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, t := range endings {
+	for _, t := range overdue {
+		e, err := d.Store.ExpireTakeover(ctx, t.Repo, t.Sync, t.PR, time.Now(),
+			func(t *store.Takeover) string { return "it expired at " + when(t.ExpiresAt) })
+		if e != nil {
+			ending = append(ending, e)
+		}
+		errs = append(errs, err)
+	}
+	left, err := d.Store.TakeoverEndings(ctx, "", 0, time.Now().Add(-jobs.TakeoverEndTimeout))
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	for _, t := range append(ending, left...) {
 		owner, name, _ := strings.Cut(t.Repo, "/")
 		repo := jobs.NewRepo(t.InstallationID, owner, name)
 		rep, err := d.Reporter(repo)
