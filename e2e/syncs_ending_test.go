@@ -102,15 +102,7 @@ func TestSyncsOverdueTakeoverIsSweptUp(t *testing.T) {
 	db := storetest.URL(t, store.SQLite)
 	data := t.TempDir()
 	e := startSyncs(t, apptest.Options{DatabaseURL: db, DataDir: data}, nil)
-	e.Repo.SetPermission("alice", "write")
-	e.completed(e.push(map[string]string{"docs/README.md": "x\n"}, "First"), devHydrate)
-
-	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(8)}, "Eight")
-	pr := e.Repo.OpenPR("try", "main", "alice")
-	e.comment(pr.Number, "alice", "/takeover dev 2h")
-	e.WaitFor(syncsWait, func() bool {
-		return strings.Contains(e.hydrated("dev")["deployment_dev_api.yaml"], "replicas: 8")
-	})
+	pr, head := e.takenOver(" 2h")
 	e.Stop()
 
 	// While no server runs: the expiry job disappears and the takeover is
@@ -133,12 +125,6 @@ func TestSyncsOverdueTakeoverIsSweptUp(t *testing.T) {
 
 	again := &syncsEnv{scenario{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub,
 		Configure: func(c *config.Server) { c.RepinInterval = 500 * time.Millisecond }}), t: t, wait: syncsWait}}
-	c := again.commentWith(pr.Number, "it expired at")
-	if !strings.Contains(c.Body, "rehydrated it from the default branch") {
-		t.Errorf("expiry comment = %q", c.Body)
-	}
-	if !strings.Contains(again.hydrated("dev")["deployment_dev_api.yaml"], "replicas: 3") {
-		t.Errorf("dev after the sweep:\n%s", again.hydrated("dev")["deployment_dev_api.yaml"])
-	}
+	again.givenBack(pr, head, "it expired at")
 	noViolations(t, e.GitHub)
 }

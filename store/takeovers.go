@@ -84,16 +84,7 @@ func (s *Store) TakeoversOfPR(ctx context.Context, repo string, pr int) ([]*Take
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []*Takeover
-	for rows.Next() {
-		t, err := scanTakeover(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return collectTakeovers(rows)
 }
 
 // OverdueTakeovers lists takeovers that expired before `before`, in every
@@ -104,6 +95,10 @@ func (s *Store) OverdueTakeovers(ctx context.Context, before time.Time) ([]*Take
 	if err != nil {
 		return nil, err
 	}
+	return collectTakeovers(rows)
+}
+
+func collectTakeovers(rows *sql.Rows) ([]*Takeover, error) {
 	defer rows.Close()
 	var out []*Takeover
 	for rows.Next() {
