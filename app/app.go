@@ -20,16 +20,20 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/handlers"
+	"strata.dev/strata/layers"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/redact"
+	"strata.dev/strata/releases"
 	"strata.dev/strata/source"
 	"strata.dev/strata/store"
+	"strata.dev/strata/syncs"
 	"strata.dev/strata/worker"
 )
 
 // Server is a running Strata.
 type Server struct {
 	cfg     *config.Server
+	opts    Options
 	log     zerolog.Logger
 	store   *store.Store
 	queue   *queue.Queue
@@ -48,6 +52,11 @@ type Options struct {
 	Listener net.Listener
 	// Heartbeat of running jobs; lost jobs are recovered after 6 beats.
 	Heartbeat time.Duration
+	// Clusters is how Helm releases reach their clusters; the kubeconfigs of
+	// the server config when nil.
+	Clusters releases.Clusters
+	// Clock replaces time.Now for the capabilities (takeover expiry).
+	Clock func() time.Time
 }
 
 // New opens the store, migrates, and listens; Run serves.
@@ -69,7 +78,7 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 		st.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, store: st, metrics: newMetrics()}
+	s := &Server{cfg: cfg, opts: opts, log: log, store: st, metrics: newMetrics()}
 	ln := opts.Listener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
@@ -80,7 +89,7 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 	s.ln = ln
 	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
 	if cfg.Configured() {
-		if err := s.configure(ctx, opts); err != nil {
+		if err := s.configure(ctx); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -140,8 +149,8 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // configure builds everything that needs the App's identity.
-func (s *Server) configure(ctx context.Context, opts Options) error {
-	cfg := s.cfg
+func (s *Server) configure(ctx context.Context) error {
+	cfg, opts := s.cfg, s.opts
 	red, err := redact.New(cfg.Redact)
 	if err != nil {
 		return err
@@ -151,15 +160,9 @@ func (s *Server) configure(ctx context.Context, opts Options) error {
 	gcfg.App.IntegrationID = cfg.GitHub.AppID
 	gcfg.App.PrivateKey = cfg.GitHub.PrivateKey
 	gcfg.App.WebhookSecret = cfg.GitHub.WebhookSecret
-	clients, err := githubapp.NewDefaultCachingClientCreator(gcfg,
-		githubapp.WithClientUserAgent("strata"),
-		githubapp.WithClientTimeout(60*time.Second),
-		// Installation tokens are masked by the redactor's built-in token
-		// patterns; the token transport sits inside this middleware.
-		githubapp.WithClientMiddleware(s.metrics.githubMiddleware),
-	)
+	clients, err := s.githubClients(gcfg, s.githubRetry())
 	if err != nil {
-		return fmt.Errorf("GitHub clients: %w", err)
+		return err
 	}
 	fetcher, err := source.New(filepath.Join(cfg.DataDir, "sources"), source.Options{
 		MaxBytes: cfg.SourceMaxBytes, MaxFileBytes: cfg.SourceMaxFileBytes, MaxFiles: int(cfg.SourceMaxFiles),
@@ -167,23 +170,28 @@ func (s *Server) configure(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	deps := &worker.Deps{Config: cfg, Clients: clients, Fetcher: fetcher, Redactor: red, Store: s.store, Logger: s.log}
+	deps := &worker.Deps{Config: cfg, Clients: clients, Fetcher: fetcher, Redactor: red, Store: s.store, Logger: s.log, Clock: opts.Clock}
 	deps.BotLogin = s.botLogin(ctx, clients)
 
+	// Every capability, wired explicitly: what it owns is in its package.
+	rt, err := worker.New(deps, layers.New(deps), syncs.New(deps), releases.New(deps, opts.Clusters))
+	if err != nil {
+		return err
+	}
 	workers := river.NewWorkers()
-	worker.Register(workers, deps)
+	rt.AddWorkers(workers)
 	q, err := queue.New(s.store, workers, queue.Options{
-		Workers:   cfg.Workers,
-		Heartbeat: opts.Heartbeat,
-		Logger:    slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Observe:   s.metrics.observeJob,
-		// Features append to worker.PeriodicJobs in worker.Register.
-		PeriodicJobs: worker.PeriodicJobs,
+		Workers:      cfg.Workers,
+		Log:          s.log,
+		Heartbeat:    opts.Heartbeat,
+		Logger:       slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Observe:      s.metrics.observeJob,
+		PeriodicJobs: rt.PeriodicJobs(),
 	})
 	if err != nil {
 		return err
 	}
-	for kind, p := range worker.Policies {
+	for kind, p := range rt.Policies() {
 		q.SetPolicy(kind, p)
 	}
 	if err := q.Migrate(ctx); err != nil {
@@ -229,7 +237,7 @@ func (s *Server) Run(ctx context.Context) error {
 		select {
 		case creds := <-st.done:
 			s.cfg.UseCredentials(creds)
-			if err := s.configure(ctx, Options{}); err != nil {
+			if err := s.configure(ctx); err != nil {
 				return err
 			}
 			s.setup.Store(nil)

@@ -15,6 +15,7 @@ type metrics struct {
 	webhooks  *prometheus.CounterVec
 	jobs      *prometheus.CounterVec
 	apiCalls  *prometheus.CounterVec
+	retries   *prometheus.CounterVec
 	rateLimit prometheus.Gauge
 }
 
@@ -30,11 +31,14 @@ func newMetrics() *metrics {
 		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_github_requests_total", Help: "GitHub API requests, by method and status.",
 		}, []string{"method", "status"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_github_retries_total", Help: "GitHub API requests sent again, by reason: secondary_rate_limit, primary_rate_limit, server_error, network_error.",
+		}, []string{"reason"}),
 		rateLimit: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "strata_github_rate_limit_remaining", Help: "GitHub API requests left in the current rate-limit window, as last reported.",
 		}),
 	}
-	m.registry.MustRegister(m.webhooks, m.jobs, m.apiCalls, m.rateLimit,
+	m.registry.MustRegister(m.webhooks, m.jobs, m.apiCalls, m.retries, m.rateLimit,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -43,14 +47,16 @@ func (m *metrics) observeJob(kind string, state rivertype.JobState) {
 	m.jobs.WithLabelValues(kind, string(state)).Inc()
 }
 
-// githubMiddleware counts API calls and records the rate limit left.
+// githubMiddleware counts API calls (each attempt, under the retries) and
+// records the rate limit left. A cached answer's limit is old news.
 func (m *metrics) githubMiddleware(next http.RoundTripper) http.RoundTripper {
 	return roundTripper(func(r *http.Request) (*http.Response, error) {
 		res, err := next.RoundTrip(r)
 		status := "error"
 		if res != nil {
 			status = strconv.Itoa(res.StatusCode)
-			if v, perr := strconv.ParseFloat(res.Header.Get("X-RateLimit-Remaining"), 64); perr == nil {
+			v, perr := strconv.ParseFloat(res.Header.Get("X-RateLimit-Remaining"), 64)
+			if perr == nil && res.Header.Get("X-From-Cache") == "" {
 				m.rateLimit.Set(v)
 			}
 		}

@@ -21,6 +21,8 @@ import (
 	"strata.dev/strata/app"
 	"strata.dev/strata/config"
 	"strata.dev/strata/githubtest"
+	"strata.dev/strata/queue"
+	"strata.dev/strata/releases"
 	"strata.dev/strata/store"
 	"strata.dev/strata/store/storetest"
 )
@@ -41,6 +43,10 @@ type Options struct {
 	Workers int
 	// Configure changes the server config before start.
 	Configure func(*config.Server)
+	// Clusters reach the Helm releases' clusters (fakes in tests).
+	Clusters releases.Clusters
+	// Clock replaces time.Now for the capabilities.
+	Clock func() time.Time
 }
 
 // Env is a running Strata with its fake GitHub and one repository.
@@ -108,7 +114,8 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	srv, err := app.New(ctx, full, log, app.Options{Listener: ln, Heartbeat: 100 * time.Millisecond})
+	srv, err := app.New(ctx, full, log, app.Options{Listener: ln, Heartbeat: 100 * time.Millisecond,
+		Clusters: opts.Clusters, Clock: opts.Clock})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -174,6 +181,35 @@ func (e *Env) DeliverID(id string, payload any, event string) *http.Response {
 func (e *Env) WaitFor(timeout time.Duration, cond func() bool) {
 	e.t.Helper()
 	e.GitHub.WaitFor(e.t, timeout, cond)
+}
+
+// WaitIdle waits until the server's queue is at rest: every job that the
+// webhooks so far started, and every job those started, has finished. It is
+// the barrier a test waits on before asserting that nothing more happened.
+func (e *Env) WaitIdle(timeout time.Duration) {
+	e.t.Helper()
+	WaitIdle(e.t, e.Server.Store(), timeout)
+}
+
+// WaitIdle waits until the queue in st is at rest (see Env.WaitIdle); for
+// tests whose servers are real processes sharing st's database.
+func WaitIdle(t testing.TB, st *store.Store, timeout time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n, err := queue.Pending(ctx, st)
+		if err == nil && n == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the queue did not come to rest within %s: %d jobs pending (%v)", timeout, n, err)
+		case <-tick.C:
+		}
+	}
 }
 
 // NewDeliveryID returns a GitHub-style delivery id.

@@ -56,6 +56,9 @@ type GitHub struct {
 	APIURL         string `yaml:"api_url"`
 	GraphQLURL     string `yaml:"graphql_url"`
 	WebURL         string `yaml:"web_url"`
+	// MaxWait is how long one GitHub request waits out a rate limit before
+	// it fails (default 15m).
+	MaxWait time.Duration `yaml:"max_wait"`
 }
 
 // Cluster is a Kubernetes cluster that releases may name. Only the server
@@ -135,12 +138,17 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 		}
 		s.GitHub.AppID = id
 	}
-	if v, ok := getenv("STRATA_REPIN_INTERVAL"); ok && v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("STRATA_REPIN_INTERVAL %q is not a duration", v)
+	for key, dst := range map[string]*time.Duration{
+		"STRATA_REPIN_INTERVAL":  &s.RepinInterval,
+		"STRATA_GITHUB_MAX_WAIT": &s.GitHub.MaxWait,
+	} {
+		if v, ok := getenv(key); ok && v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("%s %q is not a duration", key, v)
+			}
+			*dst = d
 		}
-		s.RepinInterval = d
 	}
 	for key, dst := range map[string]*int64{
 		"STRATA_SOURCE_MAX_BYTES":      &s.SourceMaxBytes,
@@ -190,6 +198,9 @@ func (s *Server) applyDefaults() {
 	if !strings.HasSuffix(s.GitHub.WebURL, "/") {
 		s.GitHub.WebURL += "/"
 	}
+	if s.GitHub.MaxWait == 0 {
+		s.GitHub.MaxWait = 15 * time.Minute
+	}
 	if s.Workers == 0 {
 		s.Workers = 4
 	}
@@ -230,6 +241,9 @@ func (s *Server) validate() error {
 	var problems []string
 	if s.Workers < 1 {
 		problems = append(problems, "STRATA_WORKERS must be at least 1")
+	}
+	if s.GitHub.MaxWait < 0 {
+		problems = append(problems, "STRATA_GITHUB_MAX_WAIT must not be negative")
 	}
 	switch s.ApplyPermission {
 	case "write", "maintain", "admin":

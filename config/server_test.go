@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(m map[string]string) func(string) (string, bool) {
@@ -14,13 +15,16 @@ func envOf(m map[string]string) func(string) (string, bool) {
 func TestServerConfigEnvironmentWins(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "strata.yaml")
-	os.WriteFile(file, []byte("addr: \":9000\"\nworkers: 2\ngithub:\n  api_url: https://ghe.example/api/v3\n"), 0o600)
-	cfg, err := LoadServer(file, envOf(map[string]string{"STRATA_WORKERS": "8", "STRATA_SOURCE_MAX_BYTES": "1048576"}))
+	os.WriteFile(file, []byte("addr: \":9000\"\nworkers: 2\ngithub:\n  api_url: https://ghe.example/api/v3\n  max_wait: 5m\n"), 0o600)
+	cfg, err := LoadServer(file, envOf(map[string]string{"STRATA_WORKERS": "8", "STRATA_SOURCE_MAX_BYTES": "1048576", "STRATA_GITHUB_MAX_WAIT": "2m"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Addr != ":9000" || cfg.Workers != 8 {
 		t.Fatalf("addr %q workers %d, want :9000 from the file and 8 from the environment", cfg.Addr, cfg.Workers)
+	}
+	if cfg.GitHub.MaxWait != 2*time.Minute {
+		t.Fatalf("STRATA_GITHUB_MAX_WAIT gave %v, want 2m over the file's 5m", cfg.GitHub.MaxWait)
 	}
 	if cfg.SourceMaxBytes != 1<<20 {
 		t.Fatalf("STRATA_SOURCE_MAX_BYTES gave %d, want 1048576", cfg.SourceMaxBytes)
@@ -30,6 +34,9 @@ func TestServerConfigEnvironmentWins(t *testing.T) {
 	}
 	if cfg.DatabaseURL != "sqlite://strata.db" || cfg.DataDir != "./.strata" {
 		t.Fatalf("defaults: database %q data dir %q", cfg.DatabaseURL, cfg.DataDir)
+	}
+	if def, err := LoadServer("", envOf(nil)); err != nil || def.GitHub.MaxWait != 15*time.Minute {
+		t.Fatalf("default GitHub max wait = %v (%v), want 15m", def.GitHub.MaxWait, err)
 	}
 }
 
@@ -46,6 +53,9 @@ func TestServerConfigRefusesUnknownKeysAndMissingSecret(t *testing.T) {
 	}
 	if _, err := LoadServer("", envOf(map[string]string{"STRATA_WORKERS": "many"})); err == nil {
 		t.Fatal("STRATA_WORKERS=many accepted")
+	}
+	if _, err := LoadServer("", envOf(map[string]string{"STRATA_GITHUB_MAX_WAIT": "15"})); err == nil || !strings.Contains(err.Error(), "STRATA_GITHUB_MAX_WAIT") {
+		t.Fatalf("STRATA_GITHUB_MAX_WAIT=15: err = %v, want it named", err)
 	}
 }
 

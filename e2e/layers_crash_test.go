@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/terraform"
@@ -85,6 +84,34 @@ func descendants(pid int) []int {
 	return out
 }
 
+// runsBelow reports whether a process below pid runs with arg among its
+// arguments (Terraform's subcommand).
+func runsBelow(pid int, arg string) bool {
+	for _, p := range descendants(pid) {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "cmdline"))
+		if err != nil {
+			continue
+		}
+		for _, a := range strings.Split(string(cmdline), "\x00") {
+			if a == arg {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// waitIdle waits until the servers' queue is at rest.
+func (e *crashEnv) waitIdle() {
+	e.t.Helper()
+	st, err := store.Open(context.Background(), e.db, e.t.TempDir())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer st.Close()
+	apptest.WaitIdle(e.t, st, layersWait)
+}
+
 func (e *crashEnv) lockOf(layer string) *store.Lock {
 	e.t.Helper()
 	st, err := store.Open(context.Background(), e.db, e.t.TempDir())
@@ -123,7 +150,8 @@ func TestLayersPlanKilledMidRun(t *testing.T) {
 	first := e.start()
 	first.deliver(e.repo.IssueCommentEvent(pr.Number, "alice", "/plan"))
 	running := e.waitCheck(head, networkPlan, func(cr githubtest.CheckRun) bool { return cr.Status == "in_progress" })
-	time.Sleep(300 * time.Millisecond) // into init or plan
+	// Into Terraform's plan: its process runs under the server.
+	e.gh.WaitFor(t, layersWait, func() bool { return runsBelow(first.cmd.Process.Pid, "plan") })
 	kill(t, first)
 	if cr, _ := e.repo.CheckRun(head, networkPlan); cr.Status == "completed" {
 		t.Fatal("the plan finished before the kill; the test proves nothing")
@@ -183,7 +211,7 @@ func TestLayersApplyKilledMidRun(t *testing.T) {
 	// Asked again, Strata still does not apply the plan a second time.
 	second.deliver(e.repo.IssueCommentEvent(pr.Number, "alice", "/apply"))
 	waitComment(t, e.gh, e.repo, pr.Number, "already applied")
-	time.Sleep(2 * time.Second)
+	e.waitIdle()
 	if n := runsOf(marker); n != 1 {
 		t.Fatalf("the apply ran %d times", n)
 	}

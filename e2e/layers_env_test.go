@@ -10,6 +10,7 @@ import (
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/githubtest"
+	"strata.dev/strata/tooltest"
 )
 
 // layersEnv is a Strata server with acme/infra holding Terraform layers whose
@@ -26,10 +27,7 @@ func requireTerraform(t *testing.T) {
 	t.Helper()
 	bin := apptest.TerraformBin(t)
 	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("STRATA_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("terraform at %s is required (STRATA_REQUIRE_TOOLS=1): %v", bin, err)
-		}
-		t.Skipf("no terraform at %s", bin)
+		tooltest.Missing(t, "terraform at "+bin, err)
 	}
 }
 

@@ -116,7 +116,7 @@ func TestCommentsThatAreNotCommands(t *testing.T) {
 	bot := env.GitHub.BotLogin()
 	replies := func() int { return len(comments(env.Repo, pr.Number, bot)) - 1 } // less the one posted as Strata above
 	env.WaitFor(20*time.Second, func() bool { return replies() >= 1 })
-	time.Sleep(500 * time.Millisecond)
+	env.WaitIdle(20 * time.Second)
 	if n := replies(); n != 1 {
 		t.Fatalf("Strata replied %d times on the PR, want once (only to the real command)", n)
 	}
@@ -157,7 +157,7 @@ func TestSignaturesAndRedeliveries(t *testing.T) {
 	env.DeliverID(id, p, ev)
 	bot := env.GitHub.BotLogin()
 	env.WaitFor(20*time.Second, func() bool { return len(comments(env.Repo, pr.Number, bot)) == 1 })
-	time.Sleep(time.Second)
+	env.WaitIdle(20 * time.Second)
 	if n := len(comments(env.Repo, pr.Number, bot)); n != 1 {
 		t.Fatalf("%d replies after a delivery, a redelivery and two forged webhooks; want 1", n)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/helm/helmtest"
 	"strata.dev/strata/githubtest"
 )
 
@@ -15,7 +16,7 @@ import (
 // with acme/infra holding the chart of release api on its default branch.
 type releasesEnv struct {
 	scenario
-	cluster *fakeCluster
+	cluster *helmtest.FakeCluster
 }
 
 const (
@@ -91,11 +92,10 @@ func startReleases(t *testing.T, o releaseOpts, opts apptest.Options) *releasesE
 			configure(c)
 		}
 	}
-	fc.set(func(c *fakeCluster) {
-		c.logs["api-test-a"] = "a: connected to api\n"
-		c.logs["api-test-b"] = "b: GET /healthz\nb: 500 internal error\n"
-		c.logs["api-test-c"] = "c: ok\n"
-	})
+	fc.SetLogs("api-test-a", "a: connected to api\n")
+	fc.SetLogs("api-test-b", "b: GET /healthz\nb: 500 internal error\n")
+	fc.SetLogs("api-test-c", "c: ok\n")
+	opts.Clusters = fakes
 	env := apptest.Start(t, opts)
 	files := chartFiles("charts/api")
 	files[".strata.yaml"] = o.strataYAML()

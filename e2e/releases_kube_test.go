@@ -11,7 +11,7 @@ import (
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/helm"
 	"strata.dev/strata/engine/helm/helmtest"
-	"strata.dev/strata/worker"
+	"strata.dev/strata/releases"
 )
 
 // TestReleasesRealCluster runs /helm-test through the real server and the
@@ -39,7 +39,7 @@ func TestReleasesRealCluster(t *testing.T) {
 	pr := e.Repo.OpenPR("try", "main", "alice")
 	name := fmt.Sprintf("%s-%d", prefix, pr.Number)
 	t.Cleanup(func() {
-		cfg, _, err := worker.KubeClusters{}.Connect(context.Background(), cluster, namespace)
+		cfg, _, err := releases.KubeClusters{}.Connect(context.Background(), cluster, namespace)
 		if err == nil {
 			_ = helm.Uninstall(context.Background(), cfg, name)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/helm/helmtest"
 	"strata.dev/strata/store"
 	"strata.dev/strata/store/storetest"
 )
@@ -40,7 +41,7 @@ func TestReleasesHelmTestPasses(t *testing.T) {
 		"Helm tests passed", "revision **1** (deployed)", "install of chart `api` 1.2.3", "app version 4.5.6", "values `sha256:",
 		"| `api-test-a` | ✅ Succeeded |", "| `api-test-b` | ✅ Succeeded |", "| `api-test-c` | ✅ Succeeded |",
 		"<details><summary>Logs of <code>api-test-a</code>", "a: connected to api", "Release writes", "/helm-test api")
-	hist := e.cluster.history(ciNamespace, "api-pr-1")
+	hist := e.cluster.History(ciNamespace, "api-pr-1")
 	if len(hist) != 1 || hist[0].Info.Status != release.StatusDeployed {
 		t.Fatalf("release history = %v", statuses(hist))
 	}
@@ -49,7 +50,7 @@ func TestReleasesHelmTestPasses(t *testing.T) {
 		t.Errorf("installed manifest %q, values %v", rel.Manifest, rel.Config)
 	}
 	// api-test-a's policy deleted its pod, after its logs were read.
-	if e.cluster.podExists(ciNamespace, "api-test-a") {
+	if e.cluster.PodExists(ciNamespace, "api-test-a") {
 		t.Error("pod api-test-a survived its hook-succeeded policy")
 	}
 	noViolations(t, e.GitHub)
@@ -60,10 +61,8 @@ func TestReleasesHelmTestPasses(t *testing.T) {
 func TestReleasesFailingTestShowsLogs(t *testing.T) {
 	e := startReleases(t, releaseOpts{}, apptest.Options{Configure: func(c *config.Server) { c.Redact = []string{`acme-token-[0-9]+`} }})
 	e.Repo.SetPermission("alice", "write")
-	e.cluster.set(func(c *fakeCluster) {
-		c.failWatch["api-test-b"] = errors.New("pod api-test-b failed")
-		c.logs["api-test-b"] = "b: GET /healthz with acme-token-424242\nb: 500 internal error\n"
-	})
+	e.cluster.FailWatch("api-test-b", errors.New("pod api-test-b failed"))
+	e.cluster.SetLogs("api-test-b", "b: GET /healthz with acme-token-424242\nb: 500 internal error\n")
 	pr := e.openPR("values", "alice")
 
 	e.comment(pr.Number, "alice", "/helm-test")
@@ -74,7 +73,7 @@ func TestReleasesFailingTestShowsLogs(t *testing.T) {
 	wantText(t, "check summary", cr.Summary, "Helm tests failed: failed", "| `api-test-b` | ❌ Failed |",
 		"| `api-test-c` | ⏭️ Skipped |", "**`api-test-b` failed:** pod api-test-b failed",
 		"<details><summary>Logs of <code>api-test-b</code> (Failed)", "500 internal error")
-	if e.cluster.podExists(ciNamespace, "api-test-b") {
+	if e.cluster.PodExists(ciNamespace, "api-test-b") {
 		t.Error("pod api-test-b survived its hook-failed policy")
 	}
 	if strings.Contains(cr.Summary+cr.Text+cr.Title, "acme-token-424242") {
@@ -94,23 +93,23 @@ func TestReleasesFailingTestShowsLogs(t *testing.T) {
 func TestReleasesTimeoutAndCreationError(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		setup func(c *fakeCluster)
+		setup func(c *helmtest.FakeCluster)
 		title string
 		cause string
 	}{
-		{"timeout", func(c *fakeCluster) { c.failWatch["api-test-a"] = wait.ErrWaitTimeout }, "Failed: api-test-a timed out", "**`api-test-a` timed out:**"},
-		{"install", func(c *fakeCluster) {
-			c.waitErr = fmt.Errorf("resource ConfigMap/ci/api-pr-1 not ready: %w", context.DeadlineExceeded)
+		{"timeout", func(c *helmtest.FakeCluster) { c.FailWatch("api-test-a", wait.ErrWaitTimeout) }, "Failed: api-test-a timed out", "**`api-test-a` timed out:**"},
+		{"install", func(c *helmtest.FakeCluster) {
+			c.FailWait(fmt.Errorf("resource ConfigMap/ci/api-pr-1 not ready: %w", context.DeadlineExceeded))
 		},
 			"Failed: the install timed out", "**The install timed out:**"},
-		{"creation", func(c *fakeCluster) {
-			c.failCreate["api-test-a"] = errors.New(`pods "api-test-a" is forbidden: exceeded quota`)
+		{"creation", func(c *helmtest.FakeCluster) {
+			c.FailCreate("api-test-a", errors.New(`pods "api-test-a" is forbidden: exceeded quota`))
 		}, "Failed: api-test-a could not be created", "exceeded quota"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startReleases(t, releaseOpts{}, apptest.Options{})
 			e.Repo.SetPermission("alice", "write")
-			e.cluster.set(tc.setup)
+			tc.setup(e.cluster)
 			pr := e.openPR("values", "alice")
 			e.comment(pr.Number, "alice", "/helm-test api")
 			cr := e.completed(pr.HeadSHA(), apiCheck)
@@ -132,7 +131,7 @@ func TestReleasesStuckPendingIsUnlocked(t *testing.T) {
 	e.comment(pr.Number, "alice", "/helm-test api")
 	e.completed(pr.HeadSHA(), apiCheck)
 
-	st := e.cluster.releases(ciNamespace)
+	st := e.cluster.Releases(ciNamespace)
 	last, err := st.Last("api-pr-1")
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +150,7 @@ func TestReleasesStuckPendingIsUnlocked(t *testing.T) {
 		t.Fatalf("check = %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
 	}
 	wantText(t, "check summary", cr.Summary, "Revision 2 was stuck in `pending-upgrade` and was marked failed before the upgrade")
-	if got := statuses(e.cluster.history(ciNamespace, "api-pr-1")); !slices.Equal(got, []string{"superseded", "failed", "deployed"}) {
+	if got := statuses(e.cluster.History(ciNamespace, "api-pr-1")); !slices.Equal(got, []string{"superseded", "failed", "deployed"}) {
 		t.Errorf("history = %v", got)
 	}
 	noViolations(t, e.GitHub)
@@ -168,7 +167,7 @@ func TestReleasesRemediation(t *testing.T) {
 		if cr := e.completed(pr.HeadSHA(), apiCheck); cr.Conclusion != "success" {
 			t.Fatalf("first run = %s %q", cr.Conclusion, cr.Title)
 		}
-		e.cluster.set(func(c *fakeCluster) { c.failWatch["api-test-a"] = errors.New("pod api-test-a failed") })
+		e.cluster.FailWatch("api-test-a", errors.New("pod api-test-a failed"))
 		e.comment(pr.Number, "alice", "/helm-test api")
 		runs := e.completedN(pr.HeadSHA(), apiCheck, 2)
 		cr := runs[len(runs)-1]
@@ -181,7 +180,7 @@ func TestReleasesRemediation(t *testing.T) {
 	t.Run("uninstall", func(t *testing.T) {
 		e := startReleases(t, releaseOpts{remediation: "uninstall"}, apptest.Options{})
 		e.Repo.SetPermission("alice", "write")
-		e.cluster.set(func(c *fakeCluster) { c.failWatch["api-test-b"] = errors.New("pod api-test-b failed") })
+		e.cluster.FailWatch("api-test-b", errors.New("pod api-test-b failed"))
 		pr := e.openPR("values", "alice")
 		e.comment(pr.Number, "alice", "/helm-test api")
 		cr := e.completed(pr.HeadSHA(), apiCheck)
@@ -189,7 +188,7 @@ func TestReleasesRemediation(t *testing.T) {
 			t.Fatalf("check = %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
 		}
 		wantText(t, "check summary", cr.Summary, "Remediation: uninstalled the release")
-		if hist := e.cluster.history(ciNamespace, "api-pr-1"); len(hist) != 0 {
+		if hist := e.cluster.History(ciNamespace, "api-pr-1"); len(hist) != 0 {
 			t.Errorf("release still in storage: %v", statuses(hist))
 		}
 		noViolations(t, e.GitHub)
@@ -233,7 +232,7 @@ func TestReleasesNeedWritePermission(t *testing.T) {
 	if cr.Conclusion != "failure" || cr.ExternalID != "pr:1" || !slices.Equal(actionIDs(cr), []string{"helm-test"}) {
 		t.Errorf("check = %+v", cr)
 	}
-	if hist := e.cluster.history(ciNamespace, "api-pr-1"); len(hist) != 0 {
+	if hist := e.cluster.History(ciNamespace, "api-pr-1"); len(hist) != 0 {
 		t.Errorf("installed for a reader: %v", statuses(hist))
 	}
 	noViolations(t, e.GitHub)
@@ -250,14 +249,14 @@ func TestReleasesCleanupOnClose(t *testing.T) {
 			pr := e.openPR("values", "alice")
 			e.comment(pr.Number, "alice", "/helm-test api")
 			e.completed(pr.HeadSHA(), apiCheck)
-			if len(e.cluster.history(ciNamespace, "api-pr-1")) != 1 {
+			if len(e.cluster.History(ciNamespace, "api-pr-1")) != 1 {
 				t.Fatal("not installed")
 			}
 			e.Repo.ClosePR(pr.Number, merged)
 			e.Deliver(e.Repo.PullRequestEvent("closed", pr.Number))
 			c := e.commentWith(pr.Number, "Uninstalled Helm release `api-pr-1`")
 			wantText(t, "cleanup comment", c.Body, "the pull request was "+name, "cluster `ci`")
-			if hist := e.cluster.history(ciNamespace, "api-pr-1"); len(hist) != 0 {
+			if hist := e.cluster.History(ciNamespace, "api-pr-1"); len(hist) != 0 {
 				t.Errorf("release still in storage: %v", statuses(hist))
 			}
 			noViolations(t, e.GitHub)
@@ -288,7 +287,7 @@ func TestReleasesRefusedPolitely(t *testing.T) {
 			t.Errorf("%s = %s %q", name, cr.Conclusion, cr.Title)
 		}
 	}
-	if len(e.cluster.history("kube-system", "kube-proxy")) != 0 {
+	if len(e.cluster.History("kube-system", "kube-proxy")) != 0 {
 		t.Error("a release only the PR defines was installed")
 	}
 	noViolations(t, e.GitHub)
@@ -300,9 +299,9 @@ func TestReleasesOneRunAtATimeAcrossReplicas(t *testing.T) {
 	db := storetest.URL(t, store.Postgres)
 	a := startReleases(t, releaseOpts{}, apptest.Options{DatabaseURL: db})
 	// The second replica reaches the same fake cluster.
-	b := apptest.Start(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub, Configure: func(c *config.Server) { c.Clusters = a.Config.Clusters }})
+	b := apptest.Start(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub, Clusters: fakes, Configure: func(c *config.Server) { c.Clusters = a.Config.Clusters }})
 	a.Repo.SetPermission("alice", "write")
-	a.cluster.set(func(c *fakeCluster) { c.watchDelay = 300 * time.Millisecond })
+	a.cluster.DelayWatch(300 * time.Millisecond)
 	pr := a.openPR("values", "alice")
 
 	var wg sync.WaitGroup
@@ -357,7 +356,7 @@ func TestReleasesChartErrorReported(t *testing.T) {
 		t.Fatalf("check = %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
 	}
 	wantText(t, "check summary", cr.Summary, "redis", "helm dependency build")
-	if hist := e.cluster.history(ciNamespace, "api-pr-1"); len(hist) != 0 {
+	if hist := e.cluster.History(ciNamespace, "api-pr-1"); len(hist) != 0 {
 		t.Errorf("installed: %v", statuses(hist))
 	}
 	noViolations(t, e.GitHub)

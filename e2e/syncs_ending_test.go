@@ -83,11 +83,13 @@ func TestSyncsTakeoverReleaseSurvivesAFailure(t *testing.T) {
 // The takeover expires, and GitHub fails reading the default branch's head
 // for the hand-back: the expiry job's retry hydrates it and tells the PR.
 func TestSyncsTakeoverExpirySurvivesAFailure(t *testing.T) {
-	e := startSyncs(t, apptest.Options{}, nil)
+	clock := &testClock{}
+	e := startSyncs(t, apptest.Options{Clock: clock.Now}, nil)
 	// Only the hand-back reads main's ref (hydrations read dev's), so the
-	// fault can wait from the start: no race with the short expiry.
+	// fault can wait from the start.
 	e.GitHub.FailNext(http.MethodGet, "/repos/acme/infra/git/ref/heads/main", http.StatusInternalServerError)
-	pr, head := e.takenOver(" 4s")
+	pr, head := e.takenOver(" 2h")
+	clock.elapse(t, e.Server.Store(), 2*time.Hour+time.Second)
 	e.givenBack(pr, head, "it expired at")
 	if f := e.GitHub.Failed(); len(f) != 1 {
 		t.Fatalf("failed requests = %+v", f)

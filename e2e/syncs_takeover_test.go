@@ -152,20 +152,23 @@ func TestSyncsTakeoverEndsOnMergeAndForksAreRefused(t *testing.T) {
 func TestSyncsTakeoverExpiresAcrossRestart(t *testing.T) {
 	db := storetest.URL(t, store.SQLite)
 	data := t.TempDir()
-	e := startSyncs(t, apptest.Options{DatabaseURL: db, DataDir: data}, nil)
+	clock := &testClock{}
+	e := startSyncs(t, apptest.Options{DatabaseURL: db, DataDir: data, Clock: clock.Now}, nil)
 	e.Repo.SetPermission("alice", "write")
 	e.completed(e.push(map[string]string{"docs/README.md": "x\n"}, "First"), devHydrate)
 
 	e.Repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(8)}, "Eight")
 	pr := e.Repo.OpenPR("try", "main", "alice")
-	e.comment(pr.Number, "alice", "/takeover dev 4s")
+	e.comment(pr.Number, "alice", "/takeover dev 2h")
 	e.WaitFor(syncsWait, func() bool {
 		return strings.Contains(e.hydrated("dev")["deployment_dev_api.yaml"], "replicas: 8")
 	})
 	e.Stop()
-	time.Sleep(5 * time.Second) // the takeover expires while no server runs
+	// The takeover expires while no server runs.
+	withStore(t, db, data, func(st *store.Store) { clock.elapse(t, st, 2*time.Hour+time.Second) })
 
-	again := &syncsEnv{scenario{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub}), t: t, wait: syncsWait}}
+	again := &syncsEnv{scenario{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub, Clock: clock.Now}),
+		t: t, wait: syncsWait}}
 	c := again.commentWith(pr.Number, "it expired at")
 	if !strings.Contains(c.Body, "rehydrated it from the default branch") {
 		t.Errorf("expiry comment = %q", c.Body)
@@ -198,13 +201,18 @@ func TestSyncsTakeoverExpiresAfterAKill(t *testing.T) {
 	e.completed(sha, devHydrate)
 	repo.Commit("try", map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(8)}, "Eight")
 	pr := repo.OpenPR("try", "main", "alice")
-	first.deliver(repo.IssueCommentEvent(pr.Number, "alice", "/takeover dev 4s"))
+	first.deliver(repo.IssueCommentEvent(pr.Number, "alice", "/takeover dev 2h"))
 	gh.WaitFor(t, syncsWait, func() bool {
 		return strings.Contains(e.hydrated("dev")["deployment_dev_api.yaml"], "replicas: 8")
 	})
 	first.cmd.Process.Signal(syscall.SIGKILL)
 	<-first.done
-	time.Sleep(5 * time.Second)
+	// The takeover expires while no process runs: a process keeps real
+	// time, so the takeover and its expiry job age instead.
+	withStore(t, dbURL, dataDir, func(st *store.Store) {
+		ageTakeovers(t, st, 2*time.Hour+time.Second)
+		jobsDue(t, st, 2*time.Hour+time.Second)
+	})
 
 	startProcess(t, gh, gh.URL(), dbURL, dataDir, 2)
 	c := e.commentWith(pr.Number, "it expired at")

@@ -17,8 +17,22 @@
 // more than 65,535 bytes, more than 3 check-run actions) call t.Errorf and
 // are recorded in Violations. A request without credentials gets 401; the App
 // endpoints want the App's RS256 JWT, the others an installation token from
-// POST /app/installations/{id}/access_tokens (or Server.Token). Every
-// response carries X-RateLimit-* headers. Responses are not validated.
+// POST /app/installations/{id}/access_tokens (or Server.Token). Responses
+// are not validated.
+//
+// # Being unhappy like GitHub
+//
+// Every response carries the installation's X-RateLimit-Limit, -Remaining,
+// -Used and -Reset headers; its REST requests count, 5000 an hour.
+// SetRateLimit(n, resetAfter) leaves n requests before the limit runs out,
+// then refuses every request (403, remaining 0, "API rate limit exceeded for
+// installation ID ...") until the reset, resetAfter later;
+// ExhaustRateLimitBefore(method, path, resetAfter) makes it run out just
+// before a given request.
+// SecondaryLimitNext(method, path, retryAfter) refuses the next matching
+// request with GitHub's secondary-limit 403 and Retry-After; FailNext
+// answers one with any status (say 502). None of these refusals performs
+// the request; Limited and Failed list them.
 //
 // # State for tests
 //

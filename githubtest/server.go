@@ -56,14 +56,14 @@ type Server struct {
 	manifests  map[string]bool
 	violations []Violation
 	requests   []Request
-	rateUsed   int
 	tarballs   map[string]int
 	handlers   map[string]handlerFunc
-	faults     []fault   // faults.go
-	failed     []Request // faults.go
+	faults     []fault      // faults.go
+	failed     []Request    // faults.go
+	rate       rateWindow   // ratelimit.go
+	exhaust    []exhaustion // ratelimit.go
+	limited    []Request    // ratelimit.go
 }
-
-const rateLimit = 5000
 
 // NewServer starts a fake GitHub, closed when the test ends. Loading GitHub's
 // API description takes seconds the first time in a test binary.
@@ -94,6 +94,7 @@ func NewServer(t testing.TB) *Server {
 		manifests:      map[string]bool{},
 		tarballs:       map[string]int{},
 	}
+	s.rate.reset = s.started.Add(time.Hour)
 	s.handlers = s.routes()
 	s.http = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	t.Cleanup(s.http.Close)
@@ -173,16 +174,18 @@ type handlerFunc func(c *call)
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery})
-	s.rateUsed++
-	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(rateLimit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(max(rateLimit-s.rateUsed, 0)))
-	h.Set("X-RateLimit-Used", strconv.Itoa(s.rateUsed))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(s.started.Add(time.Hour).Unix(), 10))
-	h.Set("X-RateLimit-Resource", "core")
-	h.Set("X-GitHub-Media-Type", "github.v3; format=json")
+	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}
+	s.requests = append(s.requests, req)
+	w.Header().Set("X-GitHub-Media-Type", "github.v3; format=json")
+	over := s.countRequest(w.Header(), r)
+	if over {
+		s.limited = append(s.limited, req)
+	}
 	s.mu.Unlock()
+	if over {
+		s.refuseOverLimit(w)
+		return
+	}
 	if s.injectFault(w, r) {
 		return
 	}

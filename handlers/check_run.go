@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
 
+	"strata.dev/strata/checks"
 	"strata.dev/strata/jobs"
 )
 
@@ -19,21 +18,6 @@ type CheckRun struct{ Base }
 
 func (h *CheckRun) Handles() []string { return []string{"check_run"} }
 
-// buttons maps a check name prefix and a button identifier to a command.
-var buttons = map[string]map[string]string{
-	"strata/plan: ":      {"apply": "/apply", "plan": "/plan", "unlock": "/unlock"},
-	"strata/apply: ":     {"plan": "/plan"},
-	"strata/lock: ":      {"unlock": "/unlock"},
-	"strata/takeover: ":  {"release": "/release"},
-	"strata/helm-test: ": {"helm-test": "/helm-test"},
-}
-
-// rerun is what GitHub's "Re-run" does on each of Strata's checks.
-var rerun = map[string]string{
-	"strata/plan: ":      "/plan",
-	"strata/helm-test: ": "/helm-test",
-}
-
 func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.CheckRunEvent
 	if err := json.Unmarshal(payload, &event); err != nil {
@@ -41,21 +25,11 @@ func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, pay
 	}
 	run := event.GetCheckRun()
 	var cmd string
-	for prefix, ids := range buttons {
-		target, ok := strings.CutPrefix(run.GetName(), prefix)
-		if !ok {
-			continue
-		}
-		switch event.GetAction() {
-		case "requested_action":
-			if c, ok := ids[event.GetRequestedAction().Identifier]; ok {
-				cmd = c + " " + target
-			}
-		case "rerequested":
-			if c, ok := rerun[prefix]; ok {
-				cmd = c + " " + target
-			}
-		}
+	switch event.GetAction() {
+	case "requested_action":
+		cmd = checks.ButtonCommand(run.GetName(), event.GetRequestedAction().Identifier)
+	case "rerequested":
+		cmd = checks.RerunCommand(run.GetName())
 	}
 	if cmd == "" || h.isBot(event.GetSender()) {
 		return nil
@@ -66,21 +40,18 @@ func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, pay
 	}
 	ctx, _ = githubapp.PreparePRContext(ctx, event.GetInstallation().GetID(), event.GetRepo(), pr)
 	return h.enqueue(ctx, eventType, deliveryID, jobs.Command{
-		Repo:       repoOf(event.GetInstallation(), event.GetRepo()),
-		PR:         pr,
-		User:       event.GetSender().GetLogin(),
-		Body:       cmd,
-		CheckRunID: run.GetID(),
+		Repo: repoOf(event.GetInstallation(), event.GetRepo()),
+		PR:   pr,
+		User: event.GetSender().GetLogin(),
+		Body: cmd,
 	})
 }
 
 // prOfCheck finds the PR a check belongs to: Strata writes it as the
-// external id ("pr:42"); GitHub's pull_requests list is empty for forks.
+// external id; GitHub's pull_requests list is empty for forks.
 func prOfCheck(run *github.CheckRun) int {
-	if n, ok := strings.CutPrefix(run.GetExternalID(), "pr:"); ok {
-		if i, err := strconv.Atoi(n); err == nil {
-			return i
-		}
+	if pr := checks.PROf(run.GetExternalID()); pr != 0 {
+		return pr
 	}
 	if len(run.PullRequests) > 0 {
 		return run.PullRequests[0].GetNumber()

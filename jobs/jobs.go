@@ -32,8 +32,6 @@ type Command struct {
 	User      string `json:"user"`
 	// Body is the command line as typed, or as a button stands for it.
 	Body string `json:"body"`
-	// CheckRunID is the check whose button was pressed, if any.
-	CheckRunID int64 `json:"check_run_id,omitempty"`
 }
 
 func (Command) Kind() string { return "command" }

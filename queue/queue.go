@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+	"github.com/rs/zerolog"
 
 	"strata.dev/strata/store"
 )
@@ -24,6 +25,9 @@ import (
 type Options struct {
 	// Workers is how many jobs run at once on this replica (STRATA_WORKERS).
 	Workers int
+	// Log is the jobs' logger: each job's context carries it with the job's
+	// kind, id, repository, PR and target (zerolog.Ctx).
+	Log zerolog.Logger
 	// Heartbeat is how often a running job says it is alive; a job silent
 	// for StaleAfter is declared lost and recovered by its kind's policy.
 	Heartbeat  time.Duration

@@ -85,6 +85,9 @@ func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(
 		HeadSHA string `json:"head_sha"`
 	}
 	_ = json.Unmarshal(job.EncodedArgs, &meta)
+	// Every log line of the job names what it works on, once, here.
+	ctx = t.q.opts.Log.With().Str("kind", job.Kind).Int64("job", job.ID).Int("attempt", job.Attempt).
+		Str("repo", meta.Repo).Int("pr", meta.PR).Str("target", meta.Target).Logger().WithContext(ctx)
 	run, err := st.StartRun(ctx, store.Run{JobID: job.ID, Attempt: job.Attempt, Kind: job.Kind,
 		Repo: meta.Repo, PR: meta.PR, Target: meta.Target, HeadSHA: meta.HeadSHA})
 	if err != nil {

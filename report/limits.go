@@ -6,12 +6,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"strata.dev/strata/engine/markdown"
 )
 
 // GitHub's limits.
 const (
-	// MaxCheckOutput is the most bytes a check run's summary or text may have.
-	MaxCheckOutput = 65535
+	// MaxCheckOutput is the most bytes a check run's summary or text may have;
+	// the engines render within the same budget.
+	MaxCheckOutput = markdown.MaxBytes
 	// MaxCommentRunes is the most characters a comment body may have.
 	MaxCommentRunes = 65536
 	// MaxActions is the most buttons a check run may have.
@@ -19,22 +22,6 @@ const (
 	// MaxIdentifier is the longest button identifier (and label).
 	MaxIdentifier = 20
 )
-
-// CutBytes returns s cut to at most max bytes at a character boundary. When it
-// cuts, it ends with note, which says where the rest is.
-func CutBytes(s string, max int, note string) string {
-	if len(s) <= max {
-		return s
-	}
-	keep := max - len(note)
-	if keep < 0 {
-		keep = 0
-	}
-	for keep > 0 && !utf8.RuneStart(s[keep]) {
-		keep--
-	}
-	return s[:keep] + note
-}
 
 // CutNote is the note at the end of cut output, pointing to the full log when
 // there is one.

@@ -6,8 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-func TestCutBytesKeepsCharactersWhole(t *testing.T) {
-	note := CutNote("https://strata.example/runs/1")
+func TestCheckOutputIsCutToGitHubsLimit(t *testing.T) {
+	const logURL = "https://strata.example/runs/1"
+	note := CutNote(logURL)
 	for _, tc := range []struct {
 		name string
 		in   string
@@ -16,22 +17,28 @@ func TestCutBytesKeepsCharactersWhole(t *testing.T) {
 		{"two-byte", strings.Repeat("é", 40000)},
 		{"four-byte", strings.Repeat("🚀", 20000)},
 		{"mixed", strings.Repeat("a€🚀", 9000)},
+		{"fenced", "```\n" + strings.Repeat("a€🚀\n", 9000) + "```\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := CutBytes(tc.in, MaxCheckOutput, note)
-			if len(out) > MaxCheckOutput {
-				t.Fatalf("cut to %d bytes, want at most %d", len(out), MaxCheckOutput)
-			}
-			if !utf8.ValidString(out) {
-				t.Fatal("cut inside a character")
-			}
-			if !strings.HasSuffix(out, note) {
-				t.Fatal("cut output lacks the note with the log link")
+			out := new(Reporter).output(Check{Title: "t", Summary: tc.in, Text: tc.in, LogURL: logURL})
+			for _, got := range []string{out.GetSummary(), out.GetText()} {
+				if len(got) > MaxCheckOutput {
+					t.Fatalf("cut to %d bytes, want at most %d", len(got), MaxCheckOutput)
+				}
+				if !utf8.ValidString(got) {
+					t.Fatal("cut inside a character")
+				}
+				if !strings.HasSuffix(got, note) {
+					t.Fatal("cut output lacks the note with the log link")
+				}
+				if n := strings.Count("\n"+got, "\n```"); n%2 != 0 {
+					t.Fatal("cut output leaves its code block open")
+				}
 			}
 		})
 	}
-	if got := CutBytes("short", MaxCheckOutput, note); got != "short" {
-		t.Fatalf("short text changed to %q", got)
+	if out := new(Reporter).output(Check{Title: "t", Summary: "short"}); out.GetSummary() != "short" {
+		t.Fatalf("short text changed to %q", out.GetSummary())
 	}
 }
 

@@ -8,16 +8,25 @@ import (
 
 	"github.com/google/go-github/v60/github"
 	"github.com/shurcooL/githubv4"
+
+	"strata.dev/strata/engine/markdown"
 )
 
-// Reporter writes to one repository with an installation's clients.
+// Reporter writes to one repository with an installation's clients. It
+// only writes (and finds the checks it wrote); reading a pull request's
+// facts is package pull's job.
 type Reporter struct {
-	REST  *github.Client
-	V4    *githubv4.Client
+	rest  *github.Client
+	v4    *githubv4.Client
 	Owner string
 	Repo  string
 	// Redact is applied to every text that leaves for GitHub.
 	Redact func(string) string
+}
+
+// New returns a reporter on owner/repo that redacts with redact.
+func New(rest *github.Client, v4 *githubv4.Client, owner, repo string, redact func(string) string) *Reporter {
+	return &Reporter{rest: rest, v4: v4, Owner: owner, Repo: repo, Redact: redact}
 }
 
 // Check is the content of a check run.
@@ -61,11 +70,11 @@ func (r *Reporter) output(c Check) *github.CheckRunOutput {
 		title = c.Name
 	}
 	out := &github.CheckRunOutput{
-		Title:   github.String(CutBytes(r.redact(title), 1000, "…")),
-		Summary: github.String(CutBytes(r.redact(c.Summary), MaxCheckOutput, CutNote(c.LogURL))),
+		Title:   github.String(markdown.Cut(r.redact(title), 1000, "…")),
+		Summary: github.String(markdown.Cut(r.redact(c.Summary), MaxCheckOutput, CutNote(c.LogURL))),
 	}
 	if c.Text != "" {
-		out.Text = github.String(CutBytes(r.redact(c.Text), MaxCheckOutput, CutNote(c.LogURL)))
+		out.Text = github.String(markdown.Cut(r.redact(c.Text), MaxCheckOutput, CutNote(c.LogURL)))
 	}
 	return out
 }
@@ -103,9 +112,9 @@ func (r *Reporter) CreateCheck(ctx context.Context, c Check) (int64, error) {
 	if c.ExternalID != "" {
 		opts.ExternalID = github.String(c.ExternalID)
 	}
-	run, _, err := r.REST.Checks.CreateCheckRun(ctx, r.Owner, r.Repo, opts)
+	run, _, err := r.rest.Checks.CreateCheckRun(ctx, r.Owner, r.Repo, opts)
 	if err != nil {
-		return 0, fmt.Errorf("create check %q on %s/%s@%s: %w", c.Name, r.Owner, r.Repo, short(c.HeadSHA), err)
+		return 0, fmt.Errorf("create check %q on %s/%s@%s: %w", c.Name, r.Owner, r.Repo, Short(c.HeadSHA), err)
 	}
 	return run.GetID(), nil
 }
@@ -124,7 +133,7 @@ func (r *Reporter) UpdateCheck(ctx context.Context, id int64, c Check) error {
 	if c.ExternalID != "" {
 		opts.ExternalID = github.String(c.ExternalID)
 	}
-	if _, _, err := r.REST.Checks.UpdateCheckRun(ctx, r.Owner, r.Repo, id, opts); err != nil {
+	if _, _, err := r.rest.Checks.UpdateCheckRun(ctx, r.Owner, r.Repo, id, opts); err != nil {
 		return fmt.Errorf("update check %q (%d) on %s/%s: %w", c.Name, id, r.Owner, r.Repo, err)
 	}
 	return nil
@@ -143,18 +152,36 @@ func setStatus(status, conclusion **string, completedAt **github.Timestamp, c Ch
 	}
 }
 
+// Found is a check run as FindCheck finds it.
+type Found struct {
+	ID     int64
+	Status string // queued, in_progress, completed
+}
+
+// Completed reports whether the check is completed.
+func (f *Found) Completed() bool { return f.Status == "completed" }
+
 // FindCheck returns the newest check run with this name on a commit, or nil.
-func (r *Reporter) FindCheck(ctx context.Context, sha, name string) (*github.CheckRun, error) {
-	res, _, err := r.REST.Checks.ListCheckRunsForRef(ctx, r.Owner, r.Repo, sha, &github.ListCheckRunsOptions{
+func (r *Reporter) FindCheck(ctx context.Context, sha, name string) (*Found, error) {
+	res, _, err := r.rest.Checks.ListCheckRunsForRef(ctx, r.Owner, r.Repo, sha, &github.ListCheckRunsOptions{
 		CheckName: github.String(name), Filter: github.String("latest"),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list checks %q on %s/%s@%s: %w", name, r.Owner, r.Repo, short(sha), err)
+		return nil, fmt.Errorf("list checks %q on %s/%s@%s: %w", name, r.Owner, r.Repo, Short(sha), err)
 	}
 	if len(res.CheckRuns) == 0 {
 		return nil, nil
 	}
-	return res.CheckRuns[0], nil
+	return &Found{ID: res.CheckRuns[0].GetID(), Status: res.CheckRuns[0].GetStatus()}, nil
+}
+
+// CheckStatus is the status of a check run Strata created.
+func (r *Reporter) CheckStatus(ctx context.Context, id int64) (string, error) {
+	cr, _, err := r.rest.Checks.GetCheckRun(ctx, r.Owner, r.Repo, id)
+	if err != nil {
+		return "", fmt.Errorf("read check %d on %s/%s: %w", id, r.Owner, r.Repo, err)
+	}
+	return cr.GetStatus(), nil
 }
 
 // Comment posts a comment on an issue or PR, split into several when it is
@@ -162,7 +189,7 @@ func (r *Reporter) FindCheck(ctx context.Context, sha, name string) (*github.Che
 func (r *Reporter) Comment(ctx context.Context, number int, body string) ([]*github.IssueComment, error) {
 	var out []*github.IssueComment
 	for _, part := range SplitComment(r.redact(body), MaxCommentRunes) {
-		c, _, err := r.REST.Issues.CreateComment(ctx, r.Owner, r.Repo, number, &github.IssueComment{Body: github.String(part)})
+		c, _, err := r.rest.Issues.CreateComment(ctx, r.Owner, r.Repo, number, &github.IssueComment{Body: github.String(part)})
 		if err != nil {
 			return out, fmt.Errorf("comment on %s/%s#%d: %w", r.Owner, r.Repo, number, err)
 		}
@@ -177,7 +204,7 @@ func (r *Reporter) EditComment(ctx context.Context, id int64, body string) error
 	if parts := SplitComment(body, MaxCommentRunes); len(parts) > 1 {
 		body = parts[0]
 	}
-	if _, _, err := r.REST.Issues.EditComment(ctx, r.Owner, r.Repo, id, &github.IssueComment{Body: github.String(body)}); err != nil {
+	if _, _, err := r.rest.Issues.EditComment(ctx, r.Owner, r.Repo, id, &github.IssueComment{Body: github.String(body)}); err != nil {
 		return fmt.Errorf("edit comment %d on %s/%s: %w", id, r.Owner, r.Repo, err)
 	}
 	return nil
@@ -185,7 +212,7 @@ func (r *Reporter) EditComment(ctx context.Context, id int64, body string) error
 
 // React adds a reaction (for example "eyes") to an issue comment.
 func (r *Reporter) React(ctx context.Context, commentID int64, content string) error {
-	if _, _, err := r.REST.Reactions.CreateIssueCommentReaction(ctx, r.Owner, r.Repo, commentID, content); err != nil {
+	if _, _, err := r.rest.Reactions.CreateIssueCommentReaction(ctx, r.Owner, r.Repo, commentID, content); err != nil {
 		return fmt.Errorf("react %s to comment %d on %s/%s: %w", content, commentID, r.Owner, r.Repo, err)
 	}
 	return nil
@@ -204,7 +231,7 @@ func (r *Reporter) MinimizeOutdated(ctx context.Context, nodeID string) error {
 		SubjectID:  githubv4.ID(nodeID),
 		Classifier: githubv4.ReportedContentClassifiersOutdated,
 	}
-	if err := r.V4.Mutate(ctx, &m, input, nil); err != nil {
+	if err := r.v4.Mutate(ctx, &m, input, nil); err != nil {
 		return fmt.Errorf("minimize comment %s on %s/%s: %w", nodeID, r.Owner, r.Repo, err)
 	}
 	return nil
@@ -215,7 +242,7 @@ func (r *Reporter) MinimizeOutdated(ctx context.Context, nodeID string) error {
 func (r *Reporter) MinimizeOwnComments(ctx context.Context, number int, login, marker string, keep map[int64]bool) error {
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for {
-		comments, resp, err := r.REST.Issues.ListComments(ctx, r.Owner, r.Repo, number, opts)
+		comments, resp, err := r.rest.Issues.ListComments(ctx, r.Owner, r.Repo, number, opts)
 		if err != nil {
 			return fmt.Errorf("list comments of %s/%s#%d: %w", r.Owner, r.Repo, number, err)
 		}
@@ -235,10 +262,3 @@ func (r *Reporter) MinimizeOwnComments(ctx context.Context, number int, login, m
 }
 
 func contains(s, sub string) bool { return sub != "" && strings.Contains(s, sub) }
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
-}

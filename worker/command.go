@@ -7,12 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v60/github"
 	"github.com/riverqueue/river"
 
+	"strata.dev/strata/access"
 	"strata.dev/strata/command"
 	"strata.dev/strata/config"
 	"strata.dev/strata/jobs"
+	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
 )
 
@@ -20,7 +21,7 @@ import (
 // hands the command to the code that does it.
 type CommandWorker struct {
 	river.WorkerDefaults[jobs.Command]
-	d *Deps
+	rt *Runtime
 }
 
 func (w *CommandWorker) Timeout(*river.Job[jobs.Command]) time.Duration { return jobs.CommandTimeout }
@@ -28,11 +29,10 @@ func (w *CommandWorker) Timeout(*river.Job[jobs.Command]) time.Duration { return
 // CommandContext is what a command's implementation gets.
 type CommandContext struct {
 	Job      jobs.Command
-	Deps     *Deps
-	GitHub   *github.Client
 	Reporter *report.Reporter
-	PR       *github.PullRequest
-	Config   *RepoConfig
+	// PR is the pull request's facts, read once for this job.
+	PR     pull.Context
+	Config *RepoConfig
 }
 
 // Reply comments on the PR.
@@ -44,17 +44,20 @@ func (c *CommandContext) Reply(ctx context.Context, body string) error {
 // CommandFunc carries out one kind of command.
 type CommandFunc func(ctx context.Context, c *CommandContext, cmd command.Command) error
 
-// commands maps a command name to what does it. Features add theirs.
-var commands = map[string]CommandFunc{
-	"help": help,
+// RefuseFunc tells the user that the permission table refused a command,
+// where the command would have reported (its checks); reason says why.
+type RefuseFunc func(ctx context.Context, c *CommandContext, cmd command.Command, reason string) error
+
+// Command is what a feature does with one command: Run it once the
+// permission table allowed it, or Refuse it (a reply when nil).
+type Command struct {
+	Run    CommandFunc
+	Refuse RefuseFunc
 }
 
-// HandleCommand registers what carries out a command.
-func HandleCommand(name string, f CommandFunc) { commands[name] = f }
-
 func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) error {
-	a := job.Args
-	rep, err := w.d.Reporter(a.Repo)
+	a, d := job.Args, w.rt.d
+	rep, err := d.Reporter(a.Repo)
 	if err != nil {
 		return err
 	}
@@ -73,29 +76,55 @@ func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) 
 	if perr != nil || cmd == nil {
 		return nil // the handler only enqueues commands; nothing else to do
 	}
-	gh := rep.REST
-	pr, _, err := gh.PullRequests.Get(ctx, a.Owner, a.Name, a.PR)
+	pr, err := d.PR(ctx, a.Repo, a.PR)
 	if err != nil {
-		return fmt.Errorf("%s#%d: %w", a.FullName, a.PR, err)
+		return err
 	}
-	cc := &CommandContext{Job: a, Deps: w.d, GitHub: gh, Reporter: rep, PR: pr}
-	cfg, err := LoadRepoConfig(ctx, gh, a.Owner, a.Name, pr.GetHead().GetSHA(), pr.GetBase().GetRepo().GetDefaultBranch())
+	cc := &CommandContext{Job: a, Reporter: rep, PR: pr}
+	cfg, err := LoadRepoConfig(ctx, pr, pr.HeadSHA(), pr.DefaultBranch())
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
-		return cc.Reply(ctx, configErrorComment(bad))
+		return cc.Reply(ctx, ConfigErrorComment(bad))
 	}
 	if err != nil {
 		return err
 	}
 	cc.Config = cfg
-	f, ok := commands[cmd.Name()]
+	f, ok := w.rt.commands[cmd.Name()]
 	if !ok {
 		return cc.Reply(ctx, fmt.Sprintf("@%s `/%s` is not available on this Strata server.", a.User, cmd.Name()))
 	}
-	return f(ctx, cc, cmd)
+	decision, err := w.authorize(ctx, cc, cmd.Name())
+	if err != nil {
+		return err
+	}
+	if !decision.Allowed {
+		if f.Refuse != nil {
+			return f.Refuse(ctx, cc, cmd, decision.Reason)
+		}
+		return cc.Reply(ctx, fmt.Sprintf("@%s `/%s` refused: %s", a.User, cmd.Name(), decision.Reason))
+	}
+	return f.Run(ctx, cc, cmd)
 }
 
-func configErrorComment(errs config.RepoErrors) string {
+// authorize asks the permission table whether the user may run the
+// command, reading the user's permission only when the table needs it.
+func (w *CommandWorker) authorize(ctx context.Context, c *CommandContext, name string) (access.Decision, error) {
+	policy := access.Policy{Apply: pull.Permission(w.rt.d.Config.ApplyPermission)}
+	s := access.Subject{User: c.Job.User, Permission: pull.None, Fork: c.PR.Fork(),
+		Author: strings.EqualFold(c.Job.User, c.PR.Author())}
+	if access.Need(name, policy) != pull.None {
+		perm, err := c.PR.Permission(ctx, c.Job.User)
+		if err != nil {
+			return access.Decision{}, err
+		}
+		s.Permission = perm
+	}
+	return access.Decide(name, s, policy), nil
+}
+
+// ConfigErrorComment says on a PR why its .strata.yaml cannot be used.
+func ConfigErrorComment(errs config.RepoErrors) string {
 	var b strings.Builder
 	b.WriteString("**Strata could not use `" + config.RepoFile + "`:**\n\n")
 	for _, e := range errs {

@@ -1,10 +1,15 @@
-// Package worker runs Strata's durable jobs: it fetches the tree at the exact
-// commit, calls the engine and reports to GitHub. Handlers decide; workers do.
+// Package worker is the runtime the capabilities (layers, syncs, releases)
+// run in: what they share (Deps), the command job that dispatches a PR
+// command to the capability that owns it, the fan-out of PR and push events
+// to every capability, and the report of runs a crash interrupted. It knows
+// no capability: app hands it each one as a Feature value.
 package worker
 
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -13,9 +18,11 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/jobs"
+	"strata.dev/strata/pull"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/redact"
 	"strata.dev/strata/report"
+	"strata.dev/strata/runlog"
 	"strata.dev/strata/source"
 	"strata.dev/strata/store"
 )
@@ -37,34 +44,34 @@ type Deps struct {
 	// BotLogin is the App's own login, "slug[bot]".
 	BotLogin string
 	Logger   zerolog.Logger
+	// Clock is the time; tests move it instead of waiting. time.Now when nil.
+	Clock func() time.Time
 }
 
-// Register adds every worker to the River worker set.
-func Register(w *river.Workers, d *Deps) {
-	river.AddWorker(w, &CommandWorker{d: d})
-	river.AddWorker(w, &InterruptedWorker{d: d})
-	river.AddWorker(w, &PullRequestWorker{d: d})
-	river.AddWorker(w, &PushWorker{d: d})
-	registerLayers(w, d)
-	registerSyncs(w, d)
-	registerReleases(w, d)
+// Now is the time by the Deps' clock.
+func (d *Deps) Now() time.Time {
+	if d.Clock != nil {
+		return d.Clock()
+	}
+	return time.Now()
 }
 
 // Reporter returns a reporter for the job's repository with an installation
 // client, redacting everything it sends.
 func (d *Deps) Reporter(r jobs.Repo) (*report.Reporter, error) {
-	rest, err := d.Clients.NewInstallationClient(r.InstallationID)
+	rest, err := d.Client(r)
 	if err != nil {
-		return nil, fmt.Errorf("installation client for %s: %w", r.FullName, err)
+		return nil, err
 	}
 	v4, err := d.Clients.NewInstallationV4Client(r.InstallationID)
 	if err != nil {
 		return nil, fmt.Errorf("installation GraphQL client for %s: %w", r.FullName, err)
 	}
-	return &report.Reporter{REST: rest, V4: v4, Owner: r.Owner, Repo: r.Name, Redact: d.Redactor.String}, nil
+	return report.New(rest, v4, r.Owner, r.Name, d.Redactor.String), nil
 }
 
-// Client returns the installation's REST client.
+// Client returns the installation's REST client, for the packages that talk
+// to GitHub on the capabilities' behalf (pull, source, gitcommit).
 func (d *Deps) Client(r jobs.Repo) (*github.Client, error) {
 	c, err := d.Clients.NewInstallationClient(r.InstallationID)
 	if err != nil {
@@ -73,10 +80,97 @@ func (d *Deps) Client(r jobs.Repo) (*github.Client, error) {
 	return c, nil
 }
 
-// Policies declares how each job kind is recovered when its process dies;
-// kinds not listed are retried.
-var Policies = map[string]queue.Policy{}
+// Repo reads the job's repository; make one per job.
+func (d *Deps) Repo(r jobs.Repo) (*pull.GitHubRepo, error) {
+	gh, err := d.Client(r)
+	if err != nil {
+		return nil, err
+	}
+	return pull.NewRepo(gh, r.Owner, r.Name), nil
+}
 
-// PeriodicJobs are enqueued by the queue's leader on a schedule (and at
-// start-up with RunOnStart); features append theirs when registering.
-var PeriodicJobs []*river.PeriodicJob
+// PR reads a pull request of the job's repository; make one per job.
+func (d *Deps) PR(ctx context.Context, r jobs.Repo, number int) (*pull.GitHubPR, error) {
+	repo, err := d.Repo(r)
+	if err != nil {
+		return nil, err
+	}
+	return repo.PR(ctx, number)
+}
+
+// Fetch gives the repository's tree at sha, extracted; call release when
+// done. Trees are shared between runs: copy before writing.
+func (d *Deps) Fetch(ctx context.Context, r jobs.Repo, sha string) (string, func(), error) {
+	gh, err := d.Client(r)
+	if err != nil {
+		return "", nil, err
+	}
+	return d.Fetcher.Fetch(ctx, source.GitHub{Client: gh}, r.Owner, r.Name, sha)
+}
+
+// WebURL is GitHub's web address, ending in "/".
+func (d *Deps) WebURL() string {
+	web := d.Config.GitHub.WebURL
+	if web == "" {
+		web = "https://github.com/"
+	}
+	if !strings.HasSuffix(web, "/") {
+		web += "/"
+	}
+	return web
+}
+
+// PRURL links a pull request.
+func (d *Deps) PRURL(fullName string, pr int) string {
+	return fmt.Sprintf("%s%s/pull/%d", d.WebURL(), fullName, pr)
+}
+
+// CommitURL links a commit.
+func (d *Deps) CommitURL(fullName, sha string) string {
+	return d.WebURL() + fullName + "/commit/" + sha
+}
+
+// LogURL links a run's full log, served by the server at /runs/ID.
+func (d *Deps) LogURL(runID int64) string {
+	return runlog.URL(d.Config.PublicURL, d.Config.GitHub.WebhookSecret, runID)
+}
+
+// RunID is the id of the run record of the job ctx belongs to (set by the
+// queue's tracker), 0 outside a job.
+func RunID(ctx context.Context) int64 {
+	if run := queue.RunFrom(ctx); run != nil {
+		return run.ID
+	}
+	return 0
+}
+
+// AppendLog adds text (redacted) to the current run's log; outside a run
+// it does nothing. A failure is logged, not returned: the log is a record,
+// and the run's outcome does not depend on it.
+func (d *Deps) AppendLog(ctx context.Context, text string, redactWith func(string) string) {
+	id := RunID(ctx)
+	if id == 0 {
+		return
+	}
+	if redactWith == nil {
+		redactWith = d.Redactor.String
+	}
+	Warn(ctx, d.Store.AppendLog(context.WithoutCancel(ctx), id, redactWith(text)), "append to the run's log")
+}
+
+// Warn logs an error that a job goes on without (a check it could not
+// update, a log line it could not store), with the job's kind, repository
+// and PR from the queue; nil is not logged.
+func Warn(ctx context.Context, err error, what string) {
+	if err != nil {
+		zerolog.Ctx(ctx).Warn().Err(err).Msg(what)
+	}
+}
+
+// ClosedWhy says, in a comment's words, how a PR was closed.
+func ClosedWhy(merged bool) string {
+	if merged {
+		return "the pull request was merged"
+	}
+	return "the pull request was closed"
+}

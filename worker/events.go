@@ -10,37 +10,10 @@ import (
 	"strata.dev/strata/jobs"
 )
 
-// PullRequestFunc reacts to a PR event for one feature. It must be safe to
-// run twice: a failure of any feature retries the whole event job.
-type PullRequestFunc func(ctx context.Context, d *Deps, ev jobs.PullRequest) error
-
-// PushFunc reacts to a push to the default branch for one feature, with the
-// same rule.
-type PushFunc func(ctx context.Context, d *Deps, ev jobs.Push) error
-
-var (
-	pullRequestFuncs []PullRequestFunc
-	pushFuncs        []PushFunc
-)
-
-// closedWhy says, in a comment's words, how a PR was closed.
-func closedWhy(merged bool) string {
-	if merged {
-		return "the pull request was merged"
-	}
-	return "the pull request was closed"
-}
-
-// OnPullRequest registers a feature's reaction to PR events.
-func OnPullRequest(f PullRequestFunc) { pullRequestFuncs = append(pullRequestFuncs, f) }
-
-// OnPush registers a feature's reaction to pushes to the default branch.
-func OnPush(f PushFunc) { pushFuncs = append(pushFuncs, f) }
-
 // PullRequestWorker gives a PR event to every feature.
 type PullRequestWorker struct {
 	river.WorkerDefaults[jobs.PullRequest]
-	d *Deps
+	rt *Runtime
 }
 
 func (w *PullRequestWorker) Timeout(*river.Job[jobs.PullRequest]) time.Duration {
@@ -49,8 +22,10 @@ func (w *PullRequestWorker) Timeout(*river.Job[jobs.PullRequest]) time.Duration 
 
 func (w *PullRequestWorker) Work(ctx context.Context, job *river.Job[jobs.PullRequest]) error {
 	var errs []error
-	for _, f := range pullRequestFuncs {
-		errs = append(errs, f(ctx, w.d, job.Args))
+	for _, f := range w.rt.features {
+		if f.OnPullRequest != nil {
+			errs = append(errs, f.OnPullRequest(ctx, job.Args))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -58,15 +33,17 @@ func (w *PullRequestWorker) Work(ctx context.Context, job *river.Job[jobs.PullRe
 // PushWorker gives a push to every feature.
 type PushWorker struct {
 	river.WorkerDefaults[jobs.Push]
-	d *Deps
+	rt *Runtime
 }
 
 func (w *PushWorker) Timeout(*river.Job[jobs.Push]) time.Duration { return jobs.EventTimeout }
 
 func (w *PushWorker) Work(ctx context.Context, job *river.Job[jobs.Push]) error {
 	var errs []error
-	for _, f := range pushFuncs {
-		errs = append(errs, f(ctx, w.d, job.Args))
+	for _, f := range w.rt.features {
+		if f.OnPush != nil {
+			errs = append(errs, f.OnPush(ctx, job.Args))
+		}
 	}
 	return errors.Join(errs...)
 }

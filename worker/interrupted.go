@@ -9,19 +9,10 @@ import (
 	"strata.dev/strata/queue"
 )
 
-// InterruptedFunc tells the user that a job with side effects was cut short
-// by its process dying, and what to check. Features register one per kind.
-type InterruptedFunc func(ctx context.Context, d *Deps, job queue.Interrupted) error
-
-var interrupted = map[string]InterruptedFunc{}
-
-// HandleInterrupted registers the report of an interrupted job kind.
-func HandleInterrupted(kind string, f InterruptedFunc) { interrupted[kind] = f }
-
 // InterruptedWorker reports jobs that must not be retried after a crash.
 type InterruptedWorker struct {
 	river.WorkerDefaults[queue.Interrupted]
-	d *Deps
+	rt *Runtime
 }
 
 func (w *InterruptedWorker) Timeout(*river.Job[queue.Interrupted]) time.Duration {
@@ -29,10 +20,10 @@ func (w *InterruptedWorker) Timeout(*river.Job[queue.Interrupted]) time.Duration
 }
 
 func (w *InterruptedWorker) Work(ctx context.Context, job *river.Job[queue.Interrupted]) error {
-	f, ok := interrupted[job.Args.JobKind]
+	f, ok := w.rt.interrupted[job.Args.JobKind]
 	if !ok {
-		w.d.Logger.Warn().Str("kind", job.Args.JobKind).Int64("job", job.Args.JobID).Msg("job interrupted by a crash; nothing registered to report it")
+		w.rt.d.Logger.Warn().Str("kind", job.Args.JobKind).Int64("job", job.Args.JobID).Msg("job interrupted by a crash; nothing registered to report it")
 		return nil
 	}
-	return f(ctx, w.d, job.Args)
+	return f(ctx, job.Args)
 }

@@ -25,6 +25,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/tooltest"
 )
 
 func iterations() int {
@@ -40,7 +41,7 @@ func TestBenchLayers(t *testing.T) {
 	}
 	bin := apptest.TerraformBin(t)
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("no terraform at %s", bin)
+		tooltest.Missing(t, "terraform at "+bin, err)
 	}
 	for _, n := range []int{2000, 200} {
 		t.Run(fmt.Sprintf("plan_%d", n), func(t *testing.T) { benchPlan(t, bin, n) })

@@ -13,8 +13,8 @@ import (
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/helm"
 	"strata.dev/strata/redact"
+	"strata.dev/strata/releases"
 	"strata.dev/strata/report"
-	"strata.dev/strata/worker"
 )
 
 // helmTestRun is what `strata run helm-test` is asked to do.
@@ -48,7 +48,7 @@ post; exits non-zero when the tests fail.`,
 				ctx = context.Background()
 			}
 			r.release = args[0]
-			rep, err := runHelmTest(ctx, cmd.OutOrStdout(), worker.KubeClusters{}, r)
+			rep, err := runHelmTest(ctx, cmd.OutOrStdout(), releases.KubeClusters{}, r)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ post; exits non-zero when the tests fail.`,
 	runCmd.AddCommand(c)
 }
 
-func runHelmTest(ctx context.Context, out io.Writer, clusters worker.HelmClusters, r helmTestRun) (*helm.Report, error) {
+func runHelmTest(ctx context.Context, out io.Writer, clusters releases.Clusters, r helmTestRun) (*helm.Report, error) {
 	root, err := filepath.Abs(r.repoDir)
 	if err != nil {
 		return nil, err

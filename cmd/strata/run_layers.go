@@ -11,8 +11,8 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/layers"
 	"strata.dev/strata/redact"
-	"strata.dev/strata/worker"
 )
 
 // strata run plan|apply: the engine of /plan and /apply on a local checkout,
@@ -52,7 +52,7 @@ func localLayers(root string) ([]config.Layer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return worker.DiscoveredLayers(dirs), nil
+		return layers.DiscoveredLayers(dirs), nil
 	}
 	if err != nil {
 		return nil, err

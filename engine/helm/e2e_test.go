@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/kube"
 
 	"strata.dev/strata/engine/helm/helmtest"
+	"strata.dev/strata/engine/markdown"
 )
 
 // TestE2E runs against a real cluster only when STRATA_E2E_KUBECONFIG is
@@ -59,7 +60,7 @@ func TestE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log(rep.Markdown(65535))
+	t.Log(rep.Markdown(markdown.MaxBytes))
 	pass, fail := hookByName(t, rep, "strata-e2e-pass"), hookByName(t, rep, "strata-e2e-fail")
 	if pass.Phase != PhaseSucceeded || len(pass.Logs) == 0 || !strings.Contains(pass.Logs[0].Text, "passing-hook-output") {
 		t.Errorf("pass hook = %+v", pass)

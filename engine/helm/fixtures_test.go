@@ -1,26 +1,16 @@
 package helm
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/kube"
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sfake "k8s.io/client-go/kubernetes/fake"
+
+	"strata.dev/strata/engine/helm/helmtest"
 )
 
 const ns = "ci"
@@ -63,118 +53,20 @@ func writeChart(t *testing.T, hooks ...testHook) (string, string) {
 	return dir, filepath.Join(dir, "ci-values.yaml")
 }
 
-// cluster is Helm's FailingKubeClient plus what its printing client lacks
-// for hooks: hook Pods appear in a client-go fake clientset when created and
-// vanish when deleted, and single hooks can fail to be created or to finish.
-type cluster struct {
-	*kubefake.FailingKubeClient
-	pods *k8sfake.Clientset
+// The fake cluster reads the logs of its hook pods, as KubePodLogs does.
+var _ PodLogs = (*helmtest.FakeCluster)(nil)
 
-	mu         sync.Mutex
-	lastBuilt  string // kind/name of the last single-object manifest built
-	failCreate map[string]error
-	failWatch  map[string]error
-	waitErr    error // of Wait only, the upgrade's wait for resources
-	deleted    []string
+// newCluster is a fake cluster where the hooks of twoHooks log a line or two.
+func newCluster() *helmtest.FakeCluster {
+	c := helmtest.NewFakeCluster()
+	c.SetLogs("api-test-a", "a: connected\n")
+	c.SetLogs("api-test-b", "b: GET /healthz\nb: 500 internal error\n")
+	c.SetLogs("api-test-c", "c: ok\n")
+	return c
 }
 
-func (c *cluster) Wait(resources kube.ResourceList, timeout time.Duration) error {
-	if c.waitErr != nil {
-		return c.waitErr
-	}
-	return c.FailingKubeClient.Wait(resources, timeout)
-}
-
-func newCluster() *cluster {
-	return &cluster{
-		FailingKubeClient: &kubefake.FailingKubeClient{PrintingKubeClient: kubefake.PrintingKubeClient{Out: io.Discard}},
-		pods:              k8sfake.NewClientset(),
-		failCreate:        map[string]error{},
-		failWatch:         map[string]error{},
-	}
-}
-
-func (c *cluster) Build(r io.Reader, validate bool) (kube.ResourceList, error) {
-	b, _ := io.ReadAll(r)
-	objs := parseObjects(b, ns)
-	c.mu.Lock()
-	c.lastBuilt = ""
-	if len(objs) == 1 {
-		c.lastBuilt = objs[0].key()
-	}
-	c.mu.Unlock()
-	return c.FailingKubeClient.Build(bytes.NewReader(b), validate)
-}
-
-func (c *cluster) last() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lastBuilt
-}
-
-func (c *cluster) Create(resources kube.ResourceList) (*kube.Result, error) {
-	key := c.last()
-	if err := c.failCreate[strings.TrimPrefix(key, "Pod/")]; err != nil {
-		return nil, err
-	}
-	if name, ok := strings.CutPrefix(key, "Pod/"); ok {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "test"}}},
-		}
-		if _, err := c.pods.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	return c.FailingKubeClient.Create(resources)
-}
-
-func (c *cluster) WatchUntilReady(resources kube.ResourceList, timeout time.Duration) error {
-	if err := c.failWatch[strings.TrimPrefix(c.last(), "Pod/")]; err != nil {
-		return err
-	}
-	return c.FailingKubeClient.WatchUntilReady(resources, timeout)
-}
-
-func (c *cluster) Delete(resources kube.ResourceList) (*kube.Result, []error) {
-	if name, ok := strings.CutPrefix(c.last(), "Pod/"); ok {
-		_ = c.pods.CoreV1().Pods(ns).Delete(context.Background(), name, metav1.DeleteOptions{})
-		c.mu.Lock()
-		c.deleted = append(c.deleted, name)
-		c.mu.Unlock()
-	}
-	return c.FailingKubeClient.Delete(resources)
-}
-
-func (c *cluster) podExists(name string) bool {
-	_, err := c.pods.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
-	return err == nil
-}
-
-// scriptedLogs is KubePodLogs over the fake clientset (so a deleted pod has
-// no logs, as in a cluster) with a text per pod instead of "fake logs".
-type scriptedLogs struct {
-	KubePodLogs
-	text map[string]string
-}
-
-func (s scriptedLogs) Logs(ctx context.Context, namespace, pod string) (string, error) {
-	if _, err := s.KubePodLogs.Logs(ctx, namespace, pod); err != nil {
-		return "", err
-	}
-	return s.text[pod], nil
-}
-
-func newConfig(t *testing.T, c *cluster) *action.Configuration {
-	t.Helper()
-	mem := driver.NewMemory()
-	mem.SetNamespace(ns)
-	return &action.Configuration{
-		Releases:     storage.Init(mem),
-		KubeClient:   c,
-		Capabilities: chartutil.DefaultCapabilities,
-		Log:          t.Logf,
-	}
+func newConfig(t *testing.T, c *helmtest.FakeCluster) *action.Configuration {
+	return c.Config(ns, t.Logf)
 }
 
 func input(chartDir, valuesFile string) Input {

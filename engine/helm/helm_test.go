@@ -9,6 +9,9 @@ import (
 
 	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"strata.dev/strata/engine/helm/helmtest"
+	"strata.dev/strata/engine/markdown"
 )
 
 func twoHooks(t *testing.T) (string, string) {
@@ -19,25 +22,18 @@ func twoHooks(t *testing.T) (string, string) {
 	)
 }
 
-func logsFor(c *cluster) scriptedLogs {
-	return scriptedLogs{KubePodLogs: KubePodLogs{Client: c.pods}, text: map[string]string{
-		"api-test-a": "a: connected\n",
-		"api-test-b": "b: GET /healthz\nb: 500 internal error\n",
-		"api-test-c": "c: ok\n",
-	}}
-}
-
 func TestInstallThenUpgradeRunsEveryHookWithLogs(t *testing.T) {
 	c := newCluster()
 	cfg := newConfig(t, c)
+	kube := cfg.KubeClient
 	dir, values := twoHooks(t)
 
-	first := mustTest(t, cfg, logsFor(c), input(dir, values))
+	first := mustTest(t, cfg, c, input(dir, values))
 	if !first.Passed() || first.Action != "install" || first.Revision != 1 || first.Status != "deployed" {
 		t.Fatalf("install: passed=%v action=%s revision=%d status=%s upgrade=%q test=%q", first.Passed(), first.Action, first.Revision, first.Status, first.UpgradeErr, first.TestErr)
 	}
 
-	rep := mustTest(t, cfg, logsFor(c), input(dir, values))
+	rep := mustTest(t, cfg, c, input(dir, values))
 	if !rep.Passed() || rep.Action != "upgrade" || rep.Revision != 2 || rep.Status != "deployed" {
 		t.Fatalf("upgrade: passed=%v action=%s revision=%d status=%s", rep.Passed(), rep.Action, rep.Revision, rep.Status)
 	}
@@ -55,14 +51,14 @@ func TestInstallThenUpgradeRunsEveryHookWithLogs(t *testing.T) {
 		t.Errorf("hook a = %+v", a)
 	}
 	// hook-succeeded removed the pod, after its logs were read.
-	if c.podExists("api-test-a") {
+	if c.PodExists(ns, "api-test-a") {
 		t.Errorf("pod api-test-a survived its hook-succeeded policy")
 	}
 	// Without a policy Helm deletes before the next creation only.
-	if !c.podExists("api-test-c") {
+	if !c.PodExists(ns, "api-test-c") {
 		t.Errorf("pod api-test-c should remain until the next run")
 	}
-	if got := cfg.KubeClient; got != c {
+	if cfg.KubeClient != kube {
 		t.Errorf("Test replaced the caller's kube client")
 	}
 }
@@ -71,9 +67,9 @@ func TestFailingHookKeepsLogsDeletedByPolicy(t *testing.T) {
 	c := newCluster()
 	cfg := newConfig(t, c)
 	dir, values := twoHooks(t)
-	c.failWatch["api-test-b"] = errors.New("pod api-test-b failed")
+	c.FailWatch("api-test-b", errors.New("pod api-test-b failed"))
 
-	rep := mustTest(t, cfg, logsFor(c), input(dir, values))
+	rep := mustTest(t, cfg, c, input(dir, values))
 	if rep.Passed() || rep.Cause() != CauseFailed {
 		t.Fatalf("passed=%v cause=%q", rep.Passed(), rep.Cause())
 	}
@@ -84,8 +80,8 @@ func TestFailingHookKeepsLogsDeletedByPolicy(t *testing.T) {
 	if len(b.Logs) != 1 || !strings.Contains(b.Logs[0].Text, "500 internal error") {
 		t.Errorf("hook b logs = %+v", b.Logs)
 	}
-	if c.podExists("api-test-b") || c.podExists("api-test-a") {
-		t.Errorf("delete policies did not run: deleted %v", c.deleted)
+	if c.PodExists(ns, "api-test-b") || c.PodExists(ns, "api-test-a") {
+		t.Errorf("delete policies did not run: deleted %v", c.Deleted())
 	}
 	if a := hookByName(t, rep, "api-test-a"); a.Phase != PhaseSucceeded || a.Logs[0].Text != "a: connected\n" {
 		t.Errorf("hook a = %+v", a)
@@ -96,7 +92,7 @@ func TestFailingHookKeepsLogsDeletedByPolicy(t *testing.T) {
 	if rep.Revision != 1 || rep.Status != "deployed" {
 		t.Errorf("revision %d %s", rep.Revision, rep.Status)
 	}
-	md := rep.Markdown(65535)
+	md := rep.Markdown(markdown.MaxBytes)
 	for _, want := range []string{"❌ Helm tests failed: failed", "| `api-test-b` | ❌ Failed |", "500 internal error", "<details>"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
@@ -107,15 +103,15 @@ func TestFailingHookKeepsLogsDeletedByPolicy(t *testing.T) {
 func TestHookTimeoutAndCreationError(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		setup func(c *cluster)
+		setup func(c *helmtest.FakeCluster)
 		cause Cause
 	}{
-		{"timeout", func(c *cluster) { c.failWatch["api-test-b"] = wait.ErrWaitTimeout }, CauseTimedOut},
-		{"deadline", func(c *cluster) {
-			c.failWatch["api-test-b"] = fmt.Errorf("watching pod: %w", context.DeadlineExceeded)
+		{"timeout", func(c *helmtest.FakeCluster) { c.FailWatch("api-test-b", wait.ErrWaitTimeout) }, CauseTimedOut},
+		{"deadline", func(c *helmtest.FakeCluster) {
+			c.FailWatch("api-test-b", fmt.Errorf("watching pod: %w", context.DeadlineExceeded))
 		}, CauseTimedOut},
-		{"create", func(c *cluster) {
-			c.failCreate["api-test-b"] = errors.New(`pods "api-test-b" is forbidden: exceeded quota`)
+		{"create", func(c *helmtest.FakeCluster) {
+			c.FailCreate("api-test-b", errors.New(`pods "api-test-b" is forbidden: exceeded quota`))
 		}, CauseNotCreated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,12 +119,12 @@ func TestHookTimeoutAndCreationError(t *testing.T) {
 			cfg := newConfig(t, c)
 			dir, values := twoHooks(t)
 			tc.setup(c)
-			rep := mustTest(t, cfg, logsFor(c), input(dir, values))
+			rep := mustTest(t, cfg, c, input(dir, values))
 			b := hookByName(t, rep, "api-test-b")
 			if b.Phase != PhaseFailed || b.Cause != tc.cause || rep.Cause() != tc.cause {
 				t.Errorf("hook b = %+v, report cause %q", b, rep.Cause())
 			}
-			if !strings.Contains(rep.Markdown(65535), string(tc.cause)) {
+			if !strings.Contains(rep.Markdown(markdown.MaxBytes), string(tc.cause)) {
 				t.Errorf("markdown lacks the cause")
 			}
 		})
@@ -139,7 +135,7 @@ func TestStuckPendingUpgradeIsUnlockedThenUpgraded(t *testing.T) {
 	c := newCluster()
 	cfg := newConfig(t, c)
 	dir, values := twoHooks(t)
-	mustTest(t, cfg, logsFor(c), input(dir, values))
+	mustTest(t, cfg, c, input(dir, values))
 
 	// A Strata replica died mid-upgrade: revision 2 stays pending-upgrade.
 	last, err := cfg.Releases.Last("api-pr-7")
@@ -153,7 +149,7 @@ func TestStuckPendingUpgradeIsUnlockedThenUpgraded(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rep := mustTest(t, cfg, logsFor(c), input(dir, values))
+	rep := mustTest(t, cfg, c, input(dir, values))
 	if rep.Unlocked == nil || rep.Unlocked.Revision != 2 || rep.Unlocked.From != "pending-upgrade" {
 		t.Fatalf("unlocked = %+v", rep.Unlocked)
 	}
@@ -167,7 +163,7 @@ func TestStuckPendingUpgradeIsUnlockedThenUpgraded(t *testing.T) {
 	if rev2.Info.Status == release.StatusPendingUpgrade {
 		t.Errorf("revision 2 still pending in storage")
 	}
-	if !strings.Contains(rep.Markdown(65535), "stuck in `pending-upgrade`") {
+	if !strings.Contains(rep.Markdown(markdown.MaxBytes), "stuck in `pending-upgrade`") {
 		t.Errorf("markdown does not mention the unlock")
 	}
 }
@@ -176,12 +172,12 @@ func TestRollbackRemediationAfterFailedTest(t *testing.T) {
 	c := newCluster()
 	cfg := newConfig(t, c)
 	dir, values := twoHooks(t)
-	mustTest(t, cfg, logsFor(c), input(dir, values))
+	mustTest(t, cfg, c, input(dir, values))
 
-	c.failWatch["api-test-a"] = errors.New("pod api-test-a failed")
+	c.FailWatch("api-test-a", errors.New("pod api-test-a failed"))
 	in := input(dir, values)
 	in.Remediation = RemediateRollback
-	rep := mustTest(t, cfg, logsFor(c), in)
+	rep := mustTest(t, cfg, c, in)
 	m := rep.Remediation
 	if m == nil || m.Action != "rollback" || m.ToRevision != 1 || m.Err != "" {
 		t.Fatalf("remediation = %+v", m)
@@ -190,7 +186,7 @@ func TestRollbackRemediationAfterFailedTest(t *testing.T) {
 	if rep.Revision != 3 || rep.Status != "deployed" {
 		t.Errorf("revision %d %s, writes %+v", rep.Revision, rep.Status, rep.Writes)
 	}
-	if !strings.Contains(rep.Markdown(65535), "rolled back to revision 1") {
+	if !strings.Contains(rep.Markdown(markdown.MaxBytes), "rolled back to revision 1") {
 		t.Errorf("markdown lacks the rollback")
 	}
 }
@@ -199,10 +195,10 @@ func TestRollbackWithoutEarlierRevisionUninstalls(t *testing.T) {
 	c := newCluster()
 	cfg := newConfig(t, c)
 	dir, values := twoHooks(t)
-	c.failWatch["api-test-a"] = errors.New("pod api-test-a failed")
+	c.FailWatch("api-test-a", errors.New("pod api-test-a failed"))
 	in := input(dir, values)
 	in.Remediation = RemediateRollback
-	rep := mustTest(t, cfg, logsFor(c), in)
+	rep := mustTest(t, cfg, c, in)
 	if m := rep.Remediation; m == nil || m.Action != "uninstall" || m.Reason == "" || m.Err != "" {
 		t.Fatalf("remediation = %+v", m)
 	}
@@ -215,12 +211,12 @@ func TestUninstallRemediationAfterFailedUpgrade(t *testing.T) {
 	c := newCluster()
 	cfg := newConfig(t, c)
 	dir, values := twoHooks(t)
-	mustTest(t, cfg, logsFor(c), input(dir, values))
+	mustTest(t, cfg, c, input(dir, values))
 
-	c.waitErr = wait.ErrWaitTimeout
+	c.FailWait(wait.ErrWaitTimeout)
 	in := input(dir, values)
 	in.Remediation = RemediateUninstall
-	rep := mustTest(t, cfg, logsFor(c), in)
+	rep := mustTest(t, cfg, c, in)
 	if rep.UpgradeErr == "" || rep.UpgradeCause != CauseTimedOut || len(rep.Hooks) != 0 {
 		t.Fatalf("upgrade err %q cause %q hooks %d", rep.UpgradeErr, rep.UpgradeCause, len(rep.Hooks))
 	}
@@ -239,10 +235,10 @@ func TestFiltersSelectOneHook(t *testing.T) {
 	c := newCluster()
 	cfg := newConfig(t, c)
 	dir, values := twoHooks(t)
-	c.failWatch["api-test-a"] = errors.New("would fail if run")
+	c.FailWatch("api-test-a", errors.New("would fail if run"))
 	in := input(dir, values)
 	in.Filters = []string{"api-test-b"}
-	rep := mustTest(t, cfg, logsFor(c), in)
+	rep := mustTest(t, cfg, c, in)
 	if !rep.Passed() || len(rep.Hooks) != 1 || rep.Hooks[0].Name != "api-test-b" {
 		t.Fatalf("passed=%v hooks=%+v test=%q", rep.Passed(), rep.Hooks, rep.TestErr)
 	}
@@ -252,10 +248,10 @@ func TestObservationRecordsWritesOfFailedUpgrade(t *testing.T) {
 	c := newCluster()
 	cfg := newConfig(t, c)
 	dir, values := twoHooks(t)
-	mustTest(t, cfg, logsFor(c), input(dir, values))
+	mustTest(t, cfg, c, input(dir, values))
 
-	c.UpdateError = errors.New("admission webhook denied the request")
-	rep := mustTest(t, cfg, logsFor(c), input(dir, values))
+	c.FailUpdate(errors.New("admission webhook denied the request"))
+	rep := mustTest(t, cfg, c, input(dir, values))
 	if rep.UpgradeErr == "" || rep.UpgradeCause != CauseFailed {
 		t.Fatalf("upgrade err %q cause %q", rep.UpgradeErr, rep.UpgradeCause)
 	}
@@ -283,7 +279,7 @@ func TestUninstallIgnoresAbsentRelease(t *testing.T) {
 		t.Fatalf("absent: %v", err)
 	}
 	dir, values := twoHooks(t)
-	mustTest(t, cfg, logsFor(c), input(dir, values))
+	mustTest(t, cfg, c, input(dir, values))
 	if err := Uninstall(context.Background(), cfg, "api-pr-7"); err != nil {
 		t.Fatal(err)
 	}

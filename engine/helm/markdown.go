@@ -5,16 +5,15 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"strata.dev/strata/engine/mdfence"
+	"strata.dev/strata/engine/markdown"
 )
 
 // Markdown renders the report as a check run body of at most limit bytes
-// (GitHub allows 65,535). The summary, hook table and cause always come
-// first; logs share what is left, failed hooks first, each cut to its tail
-// (where failures show) at a UTF-8 boundary with a note. Mask or Redact the
-// report before rendering.
+// (markdown.MaxBytes for a whole check run). The summary, hook table and
+// cause always come first; logs share what is left, failed hooks first, each
+// cut to its tail (where failures show) at a UTF-8 boundary with a note.
+// Mask or Redact the report before rendering.
 func (r *Report) Markdown(limit int) string {
 	var head strings.Builder
 	r.writeSummary(&head)
@@ -23,7 +22,7 @@ func (r *Report) Markdown(limit int) string {
 
 	budget := limit - head.Len() - tail.Len()
 	logs := r.renderLogs(budget)
-	return cutUTF8(head.String()+logs+tail.String(), limit)
+	return markdown.Cut(head.String()+logs+tail.String(), limit, "\n\n… cut to fit the check run.")
 }
 
 func (r *Report) writeSummary(b *strings.Builder) {
@@ -132,20 +131,16 @@ func (r *Report) renderLogs(budget int) string {
 	left := budget
 	for n, i := range order {
 		bl := blocks[i]
-		fence := mdfence.For(bl.text)
-		frame := len(bl.header) + 2*len(fence) + len("text\n\n\n</details>\n\n") + 80
+		frame := len(bl.header) + 2*len(markdown.Fence(bl.text)) + len("text\n\n\n</details>\n\n") + 80
 		share := left/(len(order)-n) - frame
 		if share < 0 {
 			continue // no room for even the frame: leave this hook's logs out
 		}
-		text := tailUTF8(bl.text, share)
+		text := markdown.Tail(bl.text, share)
 		if len(text) < len(bl.text) {
 			text = fmt.Sprintf("… %d earlier bytes cut to fit the check run …\n%s", len(bl.text)-len(text), text)
 		}
-		if !strings.HasSuffix(text, "\n") {
-			text += "\n"
-		}
-		rendered[i] = bl.header + fence + "text\n" + text + fence + "\n\n</details>\n\n"
+		rendered[i] = bl.header + markdown.Block("text", text) + "\n</details>\n\n"
 		left -= len(rendered[i])
 	}
 	return strings.Join(rendered, "")
@@ -187,33 +182,4 @@ func duration(h HookResult) string {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// cutUTF8 cuts s to at most n bytes at a character boundary, with a note.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	note := "\n\n… cut to fit the check run."
-	if n < len(note) {
-		note = ""
-	}
-	keep := max(0, n-len(note))
-	for keep > 0 && !utf8.RuneStart(s[keep]) {
-		keep--
-	}
-	return s[:keep] + note
-}
-
-// tailUTF8 returns the last at most n bytes of s, starting at a character
-// boundary.
-func tailUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	start := len(s) - n
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	return s[start:]
 }

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+
+	"strata.dev/strata/engine/markdown"
 )
 
 func failedReport(logText string) *Report {
@@ -56,8 +58,24 @@ func TestMarkdownCutsLogsToLimitAtCharacterBoundary(t *testing.T) {
 	}
 }
 
+// Whatever the limit, the logs' fences are balanced: a cut never leaves the
+// rest of the check run rendered as code.
+func TestMarkdownCutLeavesNoFenceOpen(t *testing.T) {
+	rep := failedReport(strings.Repeat("b: 500 internal error ✗\n", 400))
+	rep.Hooks[0].Logs[0].Text = strings.Repeat("a: ok ✓\n", 400)
+	for limit := 1000; limit <= 20000; limit += 97 {
+		md := rep.Markdown(limit)
+		if len(md) > limit || !utf8.ValidString(md) {
+			t.Fatalf("limit %d: %d bytes, valid UTF-8 %v", limit, len(md), utf8.ValidString(md))
+		}
+		if n := strings.Count("\n"+md, "\n```"); n%2 != 0 {
+			t.Fatalf("limit %d: %d fence lines, one is left open:\n%s", limit, n, md)
+		}
+	}
+}
+
 func TestMarkdownFencesLogsContainingBackticks(t *testing.T) {
-	md := failedReport("```\nnot the end\n").Markdown(65535)
+	md := failedReport("```\nnot the end\n").Markdown(markdown.MaxBytes)
 	if !strings.Contains(md, "````text\n```\nnot the end\n````") {
 		t.Errorf("logs not fenced safely:\n%s", md)
 	}
@@ -95,7 +113,7 @@ func TestChartDependencies(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte(chartYAML), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Test(context.Background(), cfg, logsFor(c), input(dir, values))
+	_, err := Test(context.Background(), cfg, c, input(dir, values))
 	if err == nil || !strings.Contains(err.Error(), "cache") || !strings.Contains(err.Error(), "charts/") {
 		t.Fatalf("missing dependency: err = %v", err)
 	}
@@ -107,7 +125,7 @@ func TestChartDependencies(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sub, "Chart.yaml"), []byte("apiVersion: v2\nname: cache\nversion: 0.1.0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if rep := mustTest(t, cfg, logsFor(c), input(dir, values)); !rep.Passed() {
+	if rep := mustTest(t, cfg, c, input(dir, values)); !rep.Passed() {
 		t.Fatalf("with vendored dependency: %+v", rep)
 	}
 }

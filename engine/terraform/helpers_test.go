@@ -8,24 +8,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"strata.dev/strata/tooltest"
 )
 
 // terraformBin is the binary under test: $STRATA_TERRAFORM_BIN, else
-// terraform on PATH. Without one the test is skipped, unless
-// STRATA_REQUIRE_TOOLS=1 says the tools must be there.
+// terraform on PATH. Without one the test skips, or fails when tools are
+// required (tooltest).
 func terraformBin(t *testing.T) string {
 	t.Helper()
 	bin, err := FindBinary()
 	if err == nil {
-		if _, err = os.Stat(bin); err == nil {
-			return bin
-		}
+		_, err = os.Stat(bin)
 	}
-	if os.Getenv("STRATA_REQUIRE_TOOLS") == "1" {
-		t.Fatalf("terraform binary: %v", err)
+	if err != nil {
+		tooltest.Missing(t, "terraform ($"+BinaryEnv+" or PATH)", err)
 	}
-	t.Skipf("no terraform binary (set %s): %v", BinaryEnv, err)
-	return ""
+	return bin
 }
 
 // scenario is one layer's history: a state and a plugin cache that outlive

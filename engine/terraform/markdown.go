@@ -5,12 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"strata.dev/strata/engine/mdfence"
+	"strata.dev/strata/engine/markdown"
 )
-
-// MaxCommentBytes is GitHub's limit on a comment body and a check run's
-// summary or text.
-const MaxCommentBytes = 65535
 
 // maxListed caps each list of addresses in a summary.
 const maxListed = 50
@@ -92,13 +88,13 @@ type LayerReport struct {
 }
 
 // Comment renders the plans of one command, several layers, as one markdown
-// comment of at most MaxCommentBytes: each layer in a collapsible <details>
+// comment of at most markdown.MaxBytes: each layer in a collapsible <details>
 // whose summary line shows the counts (and a ⚠️ when something is replaced
 // or destroyed), holding MarkdownSummary and the plan text in a diff fence.
 // When the comment would be too long, the plan texts are cut, each given an
 // equal share of the room (a short one leaves its unused share to others).
 func Comment(layers []LayerReport) string {
-	return comment(layers, MaxCommentBytes)
+	return comment(layers, markdown.MaxBytes)
 }
 
 func comment(layers []LayerReport, limit int) string {
@@ -125,7 +121,8 @@ func comment(layers []LayerReport, limit int) string {
 		}
 		texts[i] = Truncate(t, budgets[i], note)
 	}
-	return cutUTF8(render(layers, texts), limit)
+	// Only error messages, which are not cut above, can still be too long.
+	return markdown.Cut(render(layers, texts), limit, "\n\n… comment cut to fit")
 }
 
 func render(layers []LayerReport, texts []string) string {
@@ -158,8 +155,7 @@ func renderLayer(b *strings.Builder, l LayerReport, text string) {
 			msg = l.Err.Error()
 		}
 		fmt.Fprintf(b, "<details open><summary>❌ <b>%s</b>: failed</summary>\n\n", htmlEscape(l.Layer))
-		fence := mdfence.For(msg)
-		fmt.Fprintf(b, "%s\n%s\n%s\n", fence, msg, fence)
+		b.WriteString(markdown.Block("", msg))
 		writeLogLink(b, l.LogURL)
 		b.WriteString("\n</details>\n")
 		return
@@ -172,8 +168,7 @@ func renderLayer(b *strings.Builder, l LayerReport, text string) {
 	fmt.Fprintf(b, "<details><summary>%s<b>%s</b>: %s</summary>\n\n", warn, htmlEscape(l.Layer), r.Summary())
 	b.WriteString(r.MarkdownSummary())
 	if text != "" {
-		fence := mdfence.For(text) + "diff"
-		fmt.Fprintf(b, "\n%s\n%s\n%s\n", fence, strings.TrimRight(text, "\n"), fence[:len(fence)-len("diff")])
+		b.WriteString("\n" + markdown.Block("diff", text))
 	}
 	writeLogLink(b, l.LogURL)
 	b.WriteString("\n</details>\n")

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"strata.dev/strata/engine/markdown"
 )
 
 func TestSummaryLine(t *testing.T) {
@@ -76,7 +78,7 @@ func TestCommentFitsTheLimitByCuttingPlanTexts(t *testing.T) {
 		{Layer: "big1", Result: &PlanResult{HasChanges: true, Add: 5000, Text: big}, LogURL: "https://x/1"},
 		{Layer: "big2", Result: &PlanResult{HasChanges: true, Add: 5000, Text: big}},
 	}
-	for _, limit := range []int{MaxCommentBytes, 4000} {
+	for _, limit := range []int{markdown.MaxBytes, 4000} {
 		c := comment(layers, limit)
 		if len(c) > limit || !utf8.ValidString(c) {
 			t.Errorf("limit %d: comment is %d bytes, valid UTF-8 %v", limit, len(c), utf8.ValidString(c))
@@ -87,6 +89,25 @@ func TestCommentFitsTheLimitByCuttingPlanTexts(t *testing.T) {
 		if strings.Count(c, "</details>") != 3 {
 			t.Errorf("limit %d: a layer lost its closing tag", limit)
 		}
+	}
+}
+
+// An error message is not given a share of the room: when one is too long,
+// the comment is cut inside its fence, and the fence is closed.
+func TestCommentCutInsideAnErrorClosesItsFence(t *testing.T) {
+	msg := "terraform plan: Error: " + strings.Repeat("ünïcödé detail\n", 8000)
+	c := Comment([]LayerReport{
+		{Layer: "quiet", Result: &PlanResult{Text: "No changes.\n"}},
+		{Layer: "broken", Err: errors.New(msg)},
+	})
+	if len(c) > markdown.MaxBytes || !utf8.ValidString(c) {
+		t.Fatalf("comment is %d bytes, valid UTF-8 %v", len(c), utf8.ValidString(c))
+	}
+	if !strings.HasSuffix(c, "\n```\n\n\n… comment cut to fit") {
+		t.Errorf("the error's fence is not closed before the note:\n%s", markdown.Tail(c, 200))
+	}
+	if n := strings.Count("\n"+c, "\n```"); n%2 != 0 {
+		t.Errorf("%d fence lines: one is left open", n)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" database/sql driver for schema set-up
 
 	"strata.dev/strata/store"
+	"strata.dev/strata/tooltest"
 )
 
 // PostgresEnv names the PostgreSQL server tests use.
@@ -27,8 +28,8 @@ const DefaultPostgres = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 var Dialects = []store.Dialect{store.SQLite, store.Postgres}
 
 // URL returns a database URL of the dialect that belongs to this test only.
-// Without a reachable PostgreSQL the test skips, or fails when
-// STRATA_REQUIRE_TOOLS=1 (as in CI).
+// Without a reachable PostgreSQL the test skips, or fails when tools are
+// required (tooltest).
 func URL(t testing.TB, d store.Dialect) string {
 	t.Helper()
 	if d == store.SQLite {
@@ -43,10 +44,7 @@ func URL(t testing.TB, d store.Dialect) string {
 		err = db.PingContext(context.Background())
 	}
 	if err != nil {
-		if os.Getenv("STRATA_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("PostgreSQL at %s is required (STRATA_REQUIRE_TOOLS=1): %v", base, err)
-		}
-		t.Skipf("no PostgreSQL at %s: %v", base, err)
+		tooltest.Missing(t, "PostgreSQL at "+base, err)
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)

@@ -1,5 +1,7 @@
-// Package helmtest holds what Strata's optional real-cluster Helm tests
-// share: the cluster they are pointed at and the test hooks they install.
+// Package helmtest holds what Strata's Helm tests share: a fake cluster made
+// of Helm's and client-go's fakes (FakeCluster), for the engine's tests and
+// the end-to-end scenarios alike; and, for the optional real-cluster tests,
+// the cluster they are pointed at and the test hooks they install.
 package helmtest
 
 import (

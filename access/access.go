@@ -1,0 +1,79 @@
+// Package access decides who may run what: every command and every button
+// of Strata, in one table. The command job asks it before any command runs;
+// nothing else grants or refuses by permission.
+package access
+
+import (
+	"fmt"
+
+	"strata.dev/strata/pull"
+)
+
+// Policy is the server's say in the table: the least repository permission
+// for each class of command.
+type Policy struct {
+	// Apply is the least permission for commands with side effects:
+	// /apply, /takeover, /release, /helm-test (server config
+	// apply_permission; write when empty).
+	Apply pull.Permission
+}
+
+// Subject is who asks, as GitHub knows them for this PR.
+type Subject struct {
+	User       string
+	Permission pull.Permission
+	// Fork: the PR's head lives in another repository.
+	Fork bool
+	// Author: the user opened the PR.
+	Author bool
+}
+
+// Decision is the table's answer: allowed, or refused with the reason the
+// user reads.
+type Decision struct {
+	Allowed bool
+	// Need is the least permission the command needs.
+	Need   pull.Permission
+	Reason string
+}
+
+// Need is the least permission the command needs under policy: what the
+// caller must look up before Decide (none needs no lookup).
+func Need(command string, p Policy) pull.Permission {
+	switch command {
+	case "apply", "takeover", "release", "helm-test":
+		if p.Apply == "" {
+			return pull.Write
+		}
+		return p.Apply
+	}
+	return pull.None
+}
+
+// Decide says whether s may run command (a button stands for the command
+// it runs) under policy p.
+func Decide(command string, s Subject, p Policy) Decision {
+	need := Need(command, p)
+	if s.Permission.AtLeast(need) {
+		return Decision{Allowed: true, Need: need}
+	}
+	perm := s.Permission
+	if perm == "" || perm == pull.None {
+		perm = "no"
+	}
+	return Decision{Need: need, Reason: fmt.Sprintf("@%s has %s permission on this repository; %s needs %s or higher.",
+		s.User, perm, doing(command), need)}
+}
+
+// doing names what a command does, in a refusal's words.
+func doing(command string) string {
+	switch command {
+	case "apply":
+		return "applying"
+	case "takeover":
+		return "a takeover"
+	case "release":
+		return "releasing a takeover"
+	}
+	return "`/" + command + "`"
+}

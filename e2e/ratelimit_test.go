@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"bufio"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"strata.dev/strata/apptest"
+)
+
+// GitHub is unhappy during a /plan: the 👀, the creation of the plan check,
+// its first update and the plan comment each hit a secondary rate limit;
+// the read of the PR answers 502; the limit runs out at the read of its
+// files. Strata waits, retries, and ends with exactly one of each:
+// reaction, lock check, plan check, plan comment.
+func TestLayersPlanSurvivesRateLimits(t *testing.T) {
+	e := startLayers(t, apptest.Options{}, map[string]int{network: 1}, nil)
+	pr := e.openPR("grow", "alice", map[string]string{network + "/main.tf": e.layerFile(network, 2)})
+	head := pr.HeadSHA()
+	gh, repo := e.GitHub, "/repos/acme/infra"
+
+	// Retry-After is whole seconds; 1 keeps the scenario quick.
+	gh.SecondaryLimitNext("POST", "/reactions", 1)
+	gh.FailNext("GET", repo+"/pulls/1", http.StatusBadGateway)
+	gh.ExhaustRateLimitBefore("GET", repo+"/pulls/1/files", time.Second)
+	gh.SecondaryLimitNext("POST", repo+"/check-runs", 1, `"name":"`+networkPlan+`"`)
+	gh.SecondaryLimitNext("PATCH", repo+"/check-runs/", 1)
+	gh.SecondaryLimitNext("POST", repo+"/issues/1/comments", 1)
+
+	e.comment(pr.Number, "alice", "/plan")
+	plan := e.completed(head, networkPlan)
+	if plan.Conclusion != "success" || plan.Title != "2 to add, 0 to change, 0 to destroy" {
+		t.Fatalf("plan check = %s %q, want success with 2 to add", plan.Conclusion, plan.Title)
+	}
+	e.commentWith(pr.Number, "Terraform plan:")
+
+	if got := e.checksNamed(head, networkPlan); len(got) != 1 {
+		t.Errorf("%d plan checks, want 1", len(got))
+	}
+	if got := e.checksNamed(head, networkLock); len(got) != 1 {
+		t.Errorf("%d lock checks, want 1", len(got))
+	}
+	comments := e.Repo.Comments(pr.Number)
+	plans := 0
+	for _, c := range comments {
+		if strings.Contains(c.Body, "Terraform plan:") {
+			plans++
+		}
+	}
+	if plans != 1 || len(comments) != 2 {
+		t.Errorf("%d plan comments of %d comments, want 1 besides the /plan", plans, len(comments))
+	}
+	if r := e.Repo.Reactions(comments[0].ID); len(r) != 1 || r[0].Content != "eyes" {
+		t.Errorf("reactions on /plan = %+v, want one 👀", r)
+	}
+
+	// Every fault was met, and each refused request was sent again.
+	var limited []string
+	for _, r := range gh.Limited() {
+		limited = append(limited, r.Method+" "+strings.TrimPrefix(r.Path, "/api/v3"))
+	}
+	for _, want := range []string{"POST " + repo + "/issues/comments/", "GET " + repo + "/pulls/1/files",
+		"POST " + repo + "/check-runs", "PATCH " + repo + "/check-runs/", "POST " + repo + "/issues/1/comments"} {
+		if !slices.ContainsFunc(limited, func(r string) bool { return strings.HasPrefix(r, want) }) {
+			t.Errorf("%s... was never refused; limited: %v", want, limited)
+		}
+	}
+	if f := gh.Failed(); len(f) != 1 || f[0].Path != "/api/v3"+repo+"/pulls/1" {
+		t.Errorf("failed = %+v, want the read of the PR", f)
+	}
+	retries := githubRetries(t, e.Server.Addr())
+	if retries["secondary_rate_limit"] != 4 || retries["primary_rate_limit"] < 1 || retries["server_error"] != 1 {
+		t.Errorf("strata_github_retries_total = %v, want 4 secondary, 1 server error, a primary", retries)
+	}
+	noViolations(t, e.GitHub)
+}
+
+// githubRetries reads strata_github_retries_total by reason from /metrics.
+func githubRetries(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), `strata_github_retries_total{reason="`)
+		if !ok {
+			continue
+		}
+		reason, value, _ := strings.Cut(rest, `"} `)
+		out[reason], _ = strconv.ParseFloat(value, 64)
+	}
+	return out
+}

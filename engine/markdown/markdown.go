@@ -1,0 +1,124 @@
+// Package markdown writes the Markdown of Strata's reports: code fences that
+// the quoted text cannot close, and cuts to a size budget that keep every
+// character whole and leave no fence open. It knows nothing of GitHub but
+// the budget, so the engines can use it.
+package markdown
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxBytes is the budget of one piece of output: a check run's summary or
+// text (GitHub takes at most 65,535 bytes), or a comment (GitHub takes 65,536
+// characters, and this many bytes never hold more).
+const MaxBytes = 65535
+
+// Fence returns a backtick fence longer than any run of backticks in s, so
+// that s cannot close it.
+func Fence(s string) string {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+// Block returns text as a fenced code block, ending with a newline. info is
+// the language ("diff", "text") or "".
+func Block(info, text string) string {
+	fence := Fence(text)
+	return fence + info + "\n" + strings.TrimRight(text, "\n") + "\n" + fence + "\n"
+}
+
+// Cut returns md when it fits in limit bytes. Otherwise it keeps the
+// longest start of md that fits with note (which says what was cut and where
+// the rest is) after it, ending at a character boundary; when that start ends
+// inside a fenced code block, the fence is closed before the note, so the
+// note and whatever follows do not render as code. A note longer than limit
+// is left out.
+func Cut(md string, limit int, note string) string {
+	if len(md) <= limit {
+		return md
+	}
+	limit = max(limit, 0)
+	if len(note) > limit {
+		note = ""
+	}
+	keep := limit - len(note)
+	for {
+		head := Head(md, keep)
+		closing := ""
+		if fence := openFence(head); fence != "" {
+			closing = fence + "\n"
+			if !strings.HasSuffix(head, "\n") {
+				closing = "\n" + closing
+			}
+		}
+		over := len(head) + len(closing) + len(note) - limit
+		if over <= 0 {
+			return head + closing + note
+		}
+		keep = len(head) - over // the closing fence needs room: cut earlier
+	}
+}
+
+// Head returns the longest prefix of s of at most n bytes that ends at a
+// character boundary.
+func Head(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:max(n, 0)]
+}
+
+// Tail returns the longest suffix of s of at most n bytes that starts at a
+// character boundary.
+func Tail(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	start := len(s) - max(n, 0)
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return s[start:]
+}
+
+// openFence returns the fence of the code block still open at the end of md,
+// or "" when none is. As in CommonMark, a fence is three or more backticks or
+// tildes indented by at most three spaces, and only a fence of the same
+// character, at least as long and followed by nothing but spaces, closes it.
+func openFence(md string) string {
+	open := ""
+	for line := range strings.Lines(md) {
+		line = strings.TrimRight(line, "\n")
+		fence, rest := fenceOf(line)
+		switch {
+		case open == "" && len(fence) >= 3 && !(fence[0] == '`' && strings.Contains(rest, "`")):
+			open = fence
+		case open != "" && fence != "" && fence[0] == open[0] && len(fence) >= len(open) && strings.TrimSpace(rest) == "":
+			open = ""
+		}
+	}
+	return open
+}
+
+// fenceOf splits a line into its leading run of backticks or tildes (after
+// at most three spaces) and the rest; the run is "" when there is none.
+func fenceOf(line string) (fence, rest string) {
+	trimmed := strings.TrimLeft(line, " ")
+	if len(line)-len(trimmed) > 3 || trimmed == "" || (trimmed[0] != '`' && trimmed[0] != '~') {
+		return "", line
+	}
+	n := len(trimmed) - len(strings.TrimLeft(trimmed, trimmed[:1]))
+	return trimmed[:n], trimmed[n:]
+}

@@ -1,0 +1,171 @@
+package layers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"strata.dev/strata/checks"
+	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/queue"
+	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+	"strata.dev/strata/worker"
+)
+
+// layerApplyWorker applies saved plans, layer after layer in dependency
+// order; a failed layer stops the layers after it. It runs once: its kind is
+// never retried, and an apply cut short by a crash is reported by
+// applyInterrupted.
+type layerApplyWorker struct {
+	river.WorkerDefaults[jobs.LayerApply]
+	d *worker.Deps
+}
+
+func (w *layerApplyWorker) Timeout(*river.Job[jobs.LayerApply]) time.Duration {
+	return jobs.LayerApplyTimeout
+}
+
+var applyActions = []report.Action{{Label: "Re-plan", Description: "Plan this layer again", Identifier: "plan"}}
+
+func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerApply]) error {
+	a, d := job.Args, w.d
+	rep, err := d.Reporter(a.Repo)
+	if err != nil {
+		return err
+	}
+	runID := worker.RunID(ctx)
+	logURL := d.LogURL(runID)
+	var lines []string
+	failed := ""
+	for _, step := range a.Steps {
+		name := step.Layer.Name
+		if failed != "" {
+			lines = append(lines, fmt.Sprintf("- ⏭️ `%s`: not applied, `%s` failed before it", name, failed))
+			worker.Warn(ctx, rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Conclusion: "skipped",
+				ExternalID: checks.ExternalID(a.PR), Title: "Not applied", Summary: fmt.Sprintf("`%s` failed before this layer.", failed), Actions: applyActions}),
+				"complete a skipped apply check")
+			continue
+		}
+		res, runRep, err := w.applyLayer(ctx, rep, a, step, runID, logURL)
+		ctx := context.WithoutCancel(ctx)
+		if err != nil {
+			failed = name
+			lines = append(lines, fmt.Sprintf("- ❌ `%s`: %s", name, firstLine(errorText(err))))
+			if uerr := runRep.UpdateCheck(ctx, step.CheckRunID, failedCheck(checks.Apply(name), a.HeadSHA, a.PR, err, logURL, applyActions)); uerr != nil {
+				return uerr
+			}
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("- ✅ `%s`: applied", name))
+		if err := runRep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Conclusion: "success",
+			ExternalID: checks.ExternalID(a.PR), Title: "Applied", LogURL: logURL, DetailsURL: logURL,
+			Summary: fmt.Sprintf("Applied the plan of `%s` saved at %s, for @%s, with Terraform %s.", name, a.HeadSHA, a.User, res.TerraformVersion),
+			Text:    markdown.Block("", res.Text), Actions: applyActions}); err != nil {
+			return err
+		}
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA); err != nil {
+		return err
+	}
+	title := "**Terraform apply**"
+	if failed != "" {
+		title += " failed"
+	}
+	_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("%s at %s for @%s:\n\n%s\n", title, report.Short(a.HeadSHA), a.User, strings.Join(lines, "\n")))
+	return err
+}
+
+// applyLayer applies one layer's saved plan, once: the plan is marked
+// applied before Terraform runs, so no path applies it twice.
+func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter, a jobs.LayerApply, step jobs.ApplyStep, runID int64, logURL string) (*terraform.ApplyResult, *report.Reporter, error) {
+	d, name := w.d, step.Layer.Name
+	for _, dep := range step.Layer.DependsOn {
+		p, err := d.Store.PlanAt(ctx, a.FullName, a.PR, dep, a.HeadSHA)
+		if err == nil && p.HasChanges && p.AppliedAt.IsZero() {
+			return nil, rep, fmt.Errorf("`%s` depends on `%s`, whose plan is not applied", name, dep)
+		}
+	}
+	plan, err := d.Store.PlanAt(ctx, a.FullName, a.PR, name, a.HeadSHA)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, rep, errors.New(staleMessage)
+	}
+	if err != nil {
+		return nil, rep, err
+	}
+	if lock, err := d.Store.Lock(ctx, a.FullName, name); err != nil || lock.PR != a.PR {
+		return nil, rep, fmt.Errorf("this pull request no longer holds the lock on `%s`", name)
+	}
+	release, err := waitSlot(ctx, d.Store, a.FullName, name, runID)
+	if err != nil {
+		return nil, rep, err
+	}
+	defer release()
+	if err := rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Status: "in_progress",
+		ExternalID: checks.ExternalID(a.PR), Title: "Applying", Summary: fmt.Sprintf("Applying the plan of `%s` saved at %s.", name, a.HeadSHA),
+		DetailsURL: logURL}); err != nil {
+		return nil, rep, err
+	}
+	ok, err := d.Store.MarkApplied(ctx, a.FullName, a.PR, name, a.HeadSHA)
+	if err != nil {
+		return nil, rep, err
+	}
+	if !ok {
+		return nil, rep, errors.New("this plan was already applied")
+	}
+	var log strings.Builder
+	setup, done, err := layerSetup(ctx, d, a.Repo, a.HeadSHA, step.Layer, &log)
+	if err != nil {
+		return nil, rep, err
+	}
+	defer done()
+	res, err := terraform.Apply(ctx, terraform.ApplyInput{Setup: setup, PlanFile: plan.PlanFile})
+	d.AppendLog(ctx, log.String(), rep.Redact)
+	return res, rep, err
+}
+
+// applyInterrupted reports an apply whose server died while it ran: it is
+// not run again; the lock stays with the PR.
+func applyInterrupted(ctx context.Context, d *worker.Deps, job queue.Interrupted) error {
+	var a jobs.LayerApply
+	if err := json.Unmarshal(job.Args, &a); err != nil {
+		return fmt.Errorf("interrupted apply %d: %w", job.JobID, err)
+	}
+	rep, err := d.Reporter(a.Repo)
+	if err != nil {
+		return err
+	}
+	note := "The server stopped while this apply ran, so it may be partly applied. It will not be run again, " +
+		"and this pull request keeps the lock. Check the layer's state (for example `terraform plan` locally, " +
+		"or look for a stale state lock) before planning again with `/plan`."
+	var names []string
+	for _, step := range a.Steps {
+		names = append(names, step.Layer.Name)
+		status, err := rep.CheckStatus(ctx, step.CheckRunID)
+		if err != nil {
+			return err
+		}
+		if status == "completed" {
+			continue
+		}
+		if err := rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(step.Layer.Name), Conclusion: "failure",
+			ExternalID: checks.ExternalID(a.PR), Title: "Apply interrupted", Summary: note, Actions: applyActions}); err != nil {
+			return err
+		}
+	}
+	_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("⚠️ **Terraform apply interrupted** at %s (%s): %s", report.Short(a.HeadSHA), report.Names(names), note))
+	return err
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

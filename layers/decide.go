@@ -1,0 +1,352 @@
+package layers
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"strata.dev/strata/config"
+	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/pull"
+	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+)
+
+// The decisions of the layers capability, as pure functions of facts the
+// caller read (the PR through pull.Context, store rows, config). The
+// commands do the I/O around them; table tests call them directly.
+
+// staleMessage is the refusal of an apply whose plan is not of the head.
+const staleMessage = "plan is stale, run /plan"
+
+// planTargets decides which layers a /plan targets: the layers named (by
+// name or dir), or every layer the PR's files touch. A refusal is the reply
+// the user reads.
+func planTargets(all []config.Layer, names, changed []string) ([]config.Layer, string) {
+	if len(names) > 0 {
+		layers, err := pickLayers(all, names)
+		if err != nil {
+			return nil, err.Error()
+		}
+		return layers, ""
+	}
+	if layers := touchedLayers(all, changed, false); len(layers) > 0 {
+		return layers, ""
+	}
+	return nil, "this pull request touches no layer; name one: `/plan LAYER`. Layers: " + report.Names(layerNames(all))
+}
+
+// applyTargets decides which layers an /apply targets: those named, or
+// every layer the PR has a plan of.
+func applyTargets(all []config.Layer, names []string, plans []*store.Plan) ([]config.Layer, string) {
+	if len(names) > 0 {
+		layers, err := pickLayers(all, names)
+		if err != nil {
+			return nil, err.Error()
+		}
+		return layers, ""
+	}
+	planned := map[string]bool{}
+	for _, p := range plans {
+		planned[p.Layer] = true
+	}
+	var layers []config.Layer
+	for _, l := range all {
+		if planned[l.Name] {
+			layers = append(layers, l)
+		}
+	}
+	if len(layers) == 0 {
+		return nil, "this pull request has no plan to apply; comment `/plan` first."
+	}
+	return layers, ""
+}
+
+// applyFacts are what an /apply is decided on.
+type applyFacts struct {
+	PR   int
+	Head string
+	// Layers are the targets; All every layer of the repo.
+	Layers, All []config.Layer
+	// Plans are the PR's plans; Locks the holder PR of each locked layer.
+	Plans []*store.Plan
+	Locks map[string]int
+	// Requirements are the PR's facts the layers' apply requirements need.
+	Requirements requirementFacts
+}
+
+// applyDecision is what /apply does: apply Run in that order, or refuse the
+// layers in Refuse with Reason (their apply checks fail), or only Reply.
+type applyDecision struct {
+	Run    []config.Layer
+	Refuse []string
+	Reason string
+	Reply  string
+}
+
+// decideApply checks that each plan is of the head, unapplied and locked by
+// the PR, then the layers' apply requirements (from the default branch) and
+// dependencies. Who may apply is decided before, by the permission table.
+func decideApply(f applyFacts) applyDecision {
+	atHead := plansAt(f.Plans, f.Head)
+	var todo []config.Layer
+	var done []string
+	for _, l := range f.Layers {
+		p := atHead[l.Name]
+		switch {
+		case p == nil:
+			return applyDecision{Refuse: []string{l.Name}, Reason: fmt.Sprintf("`%s`: %s", l.Name, staleMessage)}
+		case !p.AppliedAt.IsZero():
+			done = append(done, l.Name)
+			continue
+		}
+		if holder, ok := f.Locks[l.Name]; !ok || holder != f.PR {
+			return applyDecision{Refuse: []string{l.Name},
+				Reason: fmt.Sprintf("`%s`: this pull request does not hold the layer's lock; %s", l.Name, staleMessage)}
+		}
+		todo = append(todo, l)
+	}
+	if len(todo) == 0 {
+		return applyDecision{Reply: fmt.Sprintf("%s already applied at %s.", report.Names(done), report.Short(f.Head))}
+	}
+	for _, l := range todo {
+		if why := unmetRequirement(l.ApplyRequirements, f.Requirements); why != "" {
+			return applyDecision{Refuse: []string{l.Name}, Reason: fmt.Sprintf("`%s`: %s", l.Name, why)}
+		}
+	}
+	if why := unmetDependencies(todo, atHead); why != "" {
+		return applyDecision{Refuse: layerNames(todo), Reason: why}
+	}
+	ordered, err := dependencyOrder(todo)
+	if err != nil {
+		return applyDecision{Refuse: layerNames(todo), Reason: err.Error()}
+	}
+	return applyDecision{Run: ordered}
+}
+
+func plansAt(plans []*store.Plan, head string) map[string]*store.Plan {
+	out := map[string]*store.Plan{}
+	for _, p := range plans {
+		if p.HeadSHA == head {
+			out[p.Layer] = p
+		}
+	}
+	return out
+}
+
+// requirementFacts are the PR's facts that apply requirements look at. The
+// caller reads only those the layers require (needs says which).
+type requirementFacts struct {
+	Author    string
+	Reviews   []pull.Review
+	Conflicts bool
+	Statuses  []pull.Status
+	BaseRef   string
+	BehindBy  int
+}
+
+// needs reports whether any layer requires req.
+func needs(layers []config.Layer, req config.ApplyRequirement) bool {
+	for _, l := range layers {
+		for _, r := range l.ApplyRequirements {
+			if r == req {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unmetRequirement says which apply requirement the PR misses, or "".
+func unmetRequirement(reqs []config.ApplyRequirement, f requirementFacts) string {
+	for _, req := range reqs {
+		switch req {
+		case config.Approved:
+			if !approved(f.Author, f.Reviews) {
+				return "it requires an approving review by someone other than the author"
+			}
+		case config.Mergeable:
+			if why := unmergeable(f.Conflicts, f.Statuses); why != "" {
+				return why
+			}
+		case config.Undiverged:
+			if f.BehindBy > 0 {
+				return fmt.Sprintf("it requires the branch to contain the tip of %s, which is %d %s ahead; update the branch and plan again",
+					f.BaseRef, f.BehindBy, report.Plural(f.BehindBy, "commit", "commits"))
+			}
+		}
+	}
+	return ""
+}
+
+// approved: the newest review of someone other than the author approves.
+func approved(author string, reviews []pull.Review) bool {
+	latest := map[string]string{}
+	for _, r := range reviews {
+		if st := r.State; st == "APPROVED" || st == "CHANGES_REQUESTED" || st == "DISMISSED" {
+			latest[r.Author] = st
+		}
+	}
+	for user, st := range latest {
+		if st == "APPROVED" && !strings.EqualFold(user, author) {
+			return true
+		}
+	}
+	return false
+}
+
+// unmergeable: conflicts, or a failing check or status on the head other
+// than Strata's own, so that `strata/applied` as a required check (pending
+// until the apply) cannot keep the apply from happening.
+func unmergeable(conflicts bool, statuses []pull.Status) string {
+	if conflicts {
+		return "it requires the pull request to merge without conflicts"
+	}
+	for _, s := range statuses {
+		if strings.HasPrefix(s.Name, "strata/") {
+			continue
+		}
+		switch s.Outcome {
+		case "failure", "timed_out", "cancelled", "action_required", "error":
+			return fmt.Sprintf("it requires passing checks, and `%s` is %s", s.Name, s.Outcome)
+		}
+	}
+	return ""
+}
+
+// unmetDependencies refuses a layer whose depends_on layer has changes
+// planned at this head that are not applied and not part of this apply.
+func unmetDependencies(todo []config.Layer, atHead map[string]*store.Plan) string {
+	inApply := map[string]bool{}
+	for _, l := range todo {
+		inApply[l.Name] = true
+	}
+	for _, l := range todo {
+		for _, dep := range l.DependsOn {
+			p := atHead[dep]
+			if inApply[dep] || p == nil || !p.HasChanges || !p.AppliedAt.IsZero() {
+				continue
+			}
+			return fmt.Sprintf("`%s` depends on `%s`, whose plan is not applied yet; apply `%s` first (or both together).", l.Name, dep, dep)
+		}
+	}
+	return ""
+}
+
+// dependencyOrder sorts layers so that each comes after the layers it
+// depends on (among those given); ties keep config order.
+func dependencyOrder(layers []config.Layer) ([]config.Layer, error) {
+	index := map[string]int{}
+	for i, l := range layers {
+		index[l.Name] = i
+	}
+	state := make([]int, len(layers)) // 0 new, 1 visiting, 2 done
+	var out []config.Layer
+	var visit func(i int) error
+	visit = func(i int) error {
+		switch state[i] {
+		case 1:
+			return fmt.Errorf("layers depend on each other in a cycle through `%s`", layers[i].Name)
+		case 2:
+			return nil
+		}
+		state[i] = 1
+		deps := append([]string(nil), layers[i].DependsOn...)
+		sort.Strings(deps)
+		for _, dep := range deps {
+			if j, ok := index[dep]; ok {
+				if err := visit(j); err != nil {
+					return err
+				}
+			}
+		}
+		state[i] = 2
+		out = append(out, layers[i])
+		return nil
+	}
+	for i := range layers {
+		if err := visit(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// planOutcome is how a plan run ends, named, so that the worker acts once
+// per outcome instead of threading flags.
+type planOutcome string
+
+const (
+	// planSuperseded: the PR moved to a newer head while it ran.
+	planSuperseded planOutcome = "superseded"
+	// planRetry: Strata's side failed (fetching, the store), attempts are
+	// left: the job runs again.
+	planRetry planOutcome = "retry"
+	// planToolFailed: Terraform failed; the check shows its message.
+	planToolFailed planOutcome = "tool failed"
+	// planInfraFailed: Strata's side failed on the last attempt.
+	planInfraFailed planOutcome = "infrastructure failed"
+	planPlanned     planOutcome = "planned"
+)
+
+// planOutcomeOf names how a plan run ended: superseded says the PR moved on
+// while it ran, err is the engine's, attempt of maxAttempts the job's.
+func planOutcomeOf(superseded bool, err error, attempt, maxAttempts int) planOutcome {
+	var tfErr *terraform.Error
+	switch {
+	case superseded:
+		return planSuperseded
+	case err == nil:
+		return planPlanned
+	case errors.As(err, &tfErr):
+		return planToolFailed
+	case attempt < maxAttempts:
+		return planRetry
+	}
+	return planInfraFailed
+}
+
+// unlockTargets are the locks an /unlock releases: of the PR's locks, those
+// named (by layer name), or all of them when none is named.
+func unlockTargets(held []*store.Lock, names []string) []*store.Lock {
+	if len(names) == 0 {
+		return held
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []*store.Lock
+	for _, l := range held {
+		if want[l.Layer] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// lockOutcome is what taking a layer's lock for a plan gave.
+type lockOutcome string
+
+const (
+	// lockBlocked: another PR holds it; the plan check fails naming it.
+	lockBlocked lockOutcome = "blocked"
+	// lockShown: this PR holds it and its check is on this head.
+	lockShown lockOutcome = "shown"
+	// lockMove: this PR holds it; its check must move to this head (or be
+	// created, for a lock just taken).
+	lockMove lockOutcome = "move"
+)
+
+// lockOutcomeOf names the outcome of TryLock for a plan of pr at head:
+// held is the lock as it was before this plan took it (or another PR's).
+func lockOutcomeOf(held *store.Lock, acquired bool, head string) lockOutcome {
+	switch {
+	case !acquired:
+		return lockBlocked
+	case held.CheckRunID != 0 && held.HeadSHA == head:
+		return lockShown
+	}
+	return lockMove
+}

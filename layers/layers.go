@@ -1,0 +1,153 @@
+package layers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/riverqueue/river"
+
+	"strata.dev/strata/command"
+	"strata.dev/strata/config"
+	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/queue"
+	"strata.dev/strata/report"
+	"strata.dev/strata/worker"
+)
+
+// Package layers is the Terraform layers capability: /plan, /apply and
+// /unlock, the lock per layer held as a check, autoplan on PR events, and
+// the report of an apply a crash cut short.
+//
+// The path of a /plan, in the order the data flows:
+//
+//	plan.go       /plan and autoplan take locks, create checks, enqueue
+//	run.go        a plan job: slot, tree, engine, store
+//	report.go     checks, the gathered comment, strata/applied
+//	apply.go      /apply: permission, requirements, dependencies
+//	apply_run.go  the apply job, and its report when interrupted
+//	lock.go       lock checks, /unlock, release on close, repair
+//	events.go     autoplan and close on pull_request events
+//	decide.go     the decisions, as pure functions of facts
+
+// New returns the layers capability, for the runtime.
+func New(d *worker.Deps) worker.Feature {
+	return worker.Feature{
+		Name: "layers",
+		Commands: map[string]worker.Command{
+			"plan": {Run: func(ctx context.Context, c *worker.CommandContext, cmd command.Command) error {
+				return planCommand(ctx, d, c, cmd)
+			}},
+			"apply": {
+				Run: func(ctx context.Context, c *worker.CommandContext, cmd command.Command) error {
+					return applyCommand(ctx, d, c, cmd)
+				},
+				Refuse: func(ctx context.Context, c *worker.CommandContext, cmd command.Command, reason string) error {
+					return applyRefused(ctx, d, c, cmd, reason)
+				},
+			},
+			"unlock": {Run: func(ctx context.Context, c *worker.CommandContext, cmd command.Command) error {
+				return unlockCommand(ctx, d, c, cmd)
+			}},
+		},
+		OnPullRequest: func(ctx context.Context, ev jobs.PullRequest) error { return layersOnPullRequest(ctx, d, ev) },
+		Interrupted: map[string]worker.InterruptedFunc{
+			jobs.LayerApply{}.Kind(): func(ctx context.Context, job queue.Interrupted) error { return applyInterrupted(ctx, d, job) },
+		},
+		Periodic: []*river.PeriodicJob{lockRepairPeriodic()},
+		AddWorkers: func(w *river.Workers) {
+			river.AddWorker(w, &layerPlanWorker{d: d})
+			river.AddWorker(w, &layerApplyWorker{d: d})
+			river.AddWorker(w, &lockRepairWorker{d: d})
+		},
+	}
+}
+
+// repoLayers are the layers of a repository at a commit: those of
+// .strata.yaml, or without the file, every directory with Terraform files
+// that is not only a module of another, with defaults.
+func repoLayers(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, cfg *worker.RepoConfig) ([]config.Layer, error) {
+	if cfg != nil && cfg.Present {
+		return cfg.Layers, nil
+	}
+	root, release, err := d.Fetch(ctx, repo, sha)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	dirs, err := terraform.Discover(root)
+	if err != nil {
+		return nil, fmt.Errorf("discover layers of %s@%s: %w", repo.FullName, sha, err)
+	}
+	return DiscoveredLayers(dirs), nil
+}
+
+// DiscoveredLayers gives discovered layer directories the defaults of a
+// layer in .strata.yaml that only sets its dir.
+func DiscoveredLayers(dirs []string) []config.Layer {
+	out := make([]config.Layer, 0, len(dirs))
+	for _, dir := range dirs {
+		out = append(out, config.Layer{
+			Name:      dir,
+			Dir:       dir,
+			Workspace: config.DefaultWorkspace,
+			Autoplan:  config.Autoplan{Enabled: true, WhenModified: append([]string(nil), config.DefaultWhenModified...)},
+		})
+	}
+	return out
+}
+
+// pickLayers returns the layers named (by name or dir), or an error naming
+// those that are not layers of the repo.
+func pickLayers(all []config.Layer, names []string) ([]config.Layer, error) {
+	var out []config.Layer
+	var unknown []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		found := false
+		for _, l := range all {
+			if l.Name == n || l.Dir == n {
+				found = true
+				if !seen[l.Name] {
+					seen[l.Name] = true
+					out = append(out, l)
+				}
+			}
+		}
+		if !found {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		var known []string
+		for _, l := range all {
+			known = append(known, l.Name)
+		}
+		return nil, fmt.Errorf("no layer %s in this repository; its layers are: %s",
+			"`"+strings.Join(unknown, "`, `")+"`", report.Names(known))
+	}
+	return out, nil
+}
+
+// touchedLayers are the layers whose when_modified globs match a changed
+// file; autoplan only keeps those with autoplan enabled.
+func touchedLayers(all []config.Layer, files []string, autoplan bool) []config.Layer {
+	var out []config.Layer
+	for _, l := range all {
+		if autoplan && !l.Autoplan.Enabled {
+			continue
+		}
+		for _, f := range files {
+			if l.Matches(f) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func specOf(l config.Layer) jobs.LayerSpec {
+	return jobs.LayerSpec{Name: l.Name, Dir: l.Dir, Workspace: l.Workspace, VarFiles: l.VarFiles, DependsOn: l.DependsOn}
+}

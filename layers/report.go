@@ -1,0 +1,179 @@
+package layers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"strata.dev/strata/checks"
+	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/redact"
+	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+	"strata.dev/strata/worker"
+)
+
+// planMarker tags Strata's plan comments, so that earlier ones are minimized.
+const planMarker = "<!-- strata:plan -->"
+
+// layerReport is one layer's part of a batch's comment, as stored (redacted,
+// without the plan file and the sensitive values).
+type layerReport struct {
+	Layer    string                `json:"layer"`
+	Position int                   `json:"position"`
+	Result   *terraform.PlanResult `json:"result,omitempty"`
+	Error    string                `json:"error,omitempty"`
+	LogURL   string                `json:"log_url,omitempty"`
+}
+
+// finishBatchItem stores a layer's report; the layer that completes the
+// batch posts the comment and minimizes the earlier plan comments.
+func finishBatchItem(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo jobs.Repo, pr int, batch string, r layerReport) error {
+	if r.Result != nil {
+		stored := *r.Result
+		stored.PlanFile, stored.Sensitive = nil, nil
+		r.Result = &stored
+	}
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	items, err := d.Store.FinishBatchItem(ctx, batch, store.BatchItem{Layer: r.Layer, Position: r.Position, Report: rep.Redact(string(body))})
+	if err != nil || items == nil {
+		return err
+	}
+	reports := make([]terraform.LayerReport, 0, len(items))
+	for _, it := range items {
+		var lr layerReport
+		if err := json.Unmarshal([]byte(it.Report), &lr); err != nil {
+			return fmt.Errorf("plan batch %s, layer %s: %w", batch, it.Layer, err)
+		}
+		tr := terraform.LayerReport{Layer: lr.Layer, Result: lr.Result, LogURL: lr.LogURL}
+		if lr.Error != "" {
+			tr.Err, tr.Result = errors.New(lr.Error), nil
+		}
+		reports = append(reports, tr)
+	}
+	posted, err := rep.Comment(ctx, pr, planMarker+"\n"+terraform.Comment(reports))
+	if err != nil {
+		return err
+	}
+	if d.BotLogin == "" {
+		return nil
+	}
+	keep := map[int64]bool{}
+	for _, c := range posted {
+		keep[c.GetID()] = true
+	}
+	return rep.MinimizeOwnComments(ctx, pr, d.BotLogin, planMarker, keep)
+}
+
+// runReporter is the reporter of one run: it also masks the values that
+// run's plan marks sensitive, without adding them to the server's redactor
+// for good.
+func runReporter(rep *report.Reporter, sensitive []string) *report.Reporter {
+	if len(sensitive) == 0 {
+		return rep
+	}
+	local, _ := redact.New(nil)
+	local.Add(sensitive...)
+	r := *rep
+	global := rep.Redact
+	r.Redact = func(s string) string {
+		s = local.String(s)
+		if global != nil {
+			s = global(s)
+		}
+		return s
+	}
+	return &r
+}
+
+// planActions are the buttons of a plan check.
+var planActions = []report.Action{
+	{Label: "Apply", Description: "Apply this plan", Identifier: "apply"},
+	{Label: "Re-plan", Description: "Plan this layer again", Identifier: "plan"},
+	{Label: "Unlock", Description: "Release the lock, discard the plan", Identifier: "unlock"},
+}
+
+// planCheck is a completed plan as its check shows it.
+func planCheck(a jobs.LayerPlan, r *terraform.PlanResult, logURL string) report.Check {
+	var b strings.Builder
+	b.WriteString(r.MarkdownSummary())
+	fmt.Fprintf(&b, "\nPlanned at %s for @%s with Terraform %s. Comment `/apply %s` or press Apply to apply exactly this plan.\n",
+		a.HeadSHA, a.User, r.TerraformVersion, a.Target)
+	return report.Check{
+		Name: checks.Plan(a.Target), HeadSHA: a.HeadSHA, Conclusion: "success", ExternalID: checks.ExternalID(a.PR),
+		Title: r.Summary(), Summary: b.String(), Text: markdown.Block("", r.Text), LogURL: logURL, DetailsURL: logURL,
+		Actions: planActions,
+	}
+}
+
+// failedCheck reports a run that failed with Terraform's message.
+func failedCheck(name, headSHA string, pr int, err error, logURL string, actions []report.Action) report.Check {
+	title := "Failed"
+	msg := err.Error()
+	var tfErr *terraform.Error
+	if errors.As(err, &tfErr) {
+		title = "terraform " + tfErr.Command + " failed"
+		if tfErr.Message != "" {
+			msg = tfErr.Message
+		}
+	}
+	return report.Check{
+		Name: name, HeadSHA: headSHA, Conclusion: "failure", ExternalID: checks.ExternalID(pr),
+		Title: title, Summary: markdown.Block("", msg), LogURL: logURL, DetailsURL: logURL, Actions: actions,
+	}
+}
+
+// updateApplied sets `strata/applied` on the head: success when every layer
+// planned with changes at this head is applied, in progress otherwise. A
+// head without plans gets no check.
+func updateApplied(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo jobs.Repo, pr int, headSHA string) error {
+	plans, err := d.Store.PlansOfPR(ctx, repo.FullName, pr)
+	if err != nil {
+		return err
+	}
+	var pending, applied []string
+	total := 0
+	for _, p := range plans {
+		if p.HeadSHA != headSHA {
+			continue
+		}
+		total++
+		switch {
+		case !p.HasChanges:
+		case p.AppliedAt.IsZero():
+			pending = append(pending, p.Layer)
+		default:
+			applied = append(applied, p.Layer)
+		}
+	}
+	cur, err := rep.FindCheck(ctx, headSHA, checks.Applied)
+	if err != nil {
+		return err
+	}
+	if total == 0 && cur == nil {
+		return nil
+	}
+	c := report.Check{Name: checks.Applied, HeadSHA: headSHA, ExternalID: checks.ExternalID(pr)}
+	if len(pending) == 0 {
+		c.Conclusion = "success"
+		c.Title = "Every layer with changes is applied"
+		c.Summary = fmt.Sprintf("Applied at this commit: %s.", report.Names(applied))
+	} else {
+		c.Status = "in_progress"
+		c.Title = fmt.Sprintf("%d %s to apply", len(pending), report.Plural(len(pending), "layer", "layers"))
+		c.Summary = fmt.Sprintf("Planned with changes and not applied yet: %s. Comment `/apply` to apply them.", report.Names(pending))
+	}
+	// A completed check cannot go back to in progress: a new one replaces it.
+	if cur == nil || (cur.Completed() && c.Conclusion == "") {
+		_, err = rep.CreateCheck(ctx, c)
+		return err
+	}
+	return rep.UpdateCheck(ctx, cur.ID, c)
+}

@@ -1,0 +1,223 @@
+package layers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"strata.dev/strata/checks"
+	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+	"strata.dev/strata/worker"
+)
+
+// errSuperseded cancels a plan whose PR moved to a newer head.
+var errSuperseded = errors.New("the pull request has a newer head commit")
+
+// layerPlanWorker plans one layer: it waits for the layer's slot, fetches
+// the tree at the head, runs the engine, stores the plan and reports it.
+type layerPlanWorker struct {
+	river.WorkerDefaults[jobs.LayerPlan]
+	d *worker.Deps
+}
+
+func (w *layerPlanWorker) Timeout(*river.Job[jobs.LayerPlan]) time.Duration {
+	return jobs.LayerPlanTimeout
+}
+
+func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPlan]) error {
+	a, d := job.Args, w.d
+	rep, err := d.Reporter(a.Repo)
+	if err != nil {
+		return err
+	}
+	runID := worker.RunID(ctx)
+	logURL := d.LogURL(runID)
+
+	// Nothing runs for an old head or a lock that is gone.
+	if why, err := w.stillWanted(ctx, a); err != nil {
+		return err
+	} else if why != "" {
+		return w.cancel(ctx, rep, a, why)
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go watchHead(ctx, d.Store, a.FullName, a.PR, a.HeadSHA, cancel)
+
+	release, err := waitSlot(ctx, d.Store, a.FullName, a.Target, runID)
+	if err != nil {
+		if errors.Is(context.Cause(ctx), errSuperseded) {
+			return w.cancel(context.WithoutCancel(ctx), rep, a, errSuperseded.Error())
+		}
+		return err
+	}
+	defer release()
+
+	if err := rep.UpdateCheck(ctx, a.CheckRunID, report.Check{Name: checks.Plan(a.Target), Status: "in_progress",
+		ExternalID: checks.ExternalID(a.PR), Title: "Planning", Summary: fmt.Sprintf("Planning `%s` at %s.", a.Target, a.HeadSHA),
+		DetailsURL: logURL}); err != nil {
+		return err
+	}
+
+	var log strings.Builder
+	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, a.Layer, &log)
+	// Terraform is done with the layer: the next run of it need not wait for
+	// this one's report (a long comment on a large plan took 0.9 s).
+	release()
+	runRep := rep
+	if res != nil {
+		runRep = runReporter(rep, res.Sensitive)
+	}
+	d.AppendLog(ctx, log.String(), runRep.Redact)
+	superseded := errors.Is(context.Cause(ctx), errSuperseded)
+	ctx = context.WithoutCancel(ctx)
+
+	switch planOutcomeOf(superseded, err, job.Attempt, job.MaxAttempts) {
+	case planSuperseded:
+		return w.cancel(ctx, rep, a, errSuperseded.Error())
+	case planRetry:
+		return err // fetching or the like: try again
+	case planToolFailed, planInfraFailed:
+		if uerr := runRep.UpdateCheck(ctx, a.CheckRunID, failedCheck(checks.Plan(a.Target), a.HeadSHA, a.PR, err, logURL, planActions[1:])); uerr != nil {
+			return uerr
+		}
+		return finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Error: errorText(err), LogURL: logURL})
+	}
+	if err := d.Store.SavePlan(ctx, store.Plan{Repo: a.FullName, PR: a.PR, Layer: a.Target, HeadSHA: a.HeadSHA,
+		PlanFile: res.PlanFile, Summary: runRep.Redact(res.Summary()), HasChanges: res.HasChanges}); err != nil {
+		return err
+	}
+	if err := runRep.UpdateCheck(ctx, a.CheckRunID, planCheck(a, res, logURL)); err != nil {
+		return err
+	}
+	if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Result: res, LogURL: logURL}); err != nil {
+		return err
+	}
+	return updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA)
+}
+
+// stillWanted says why a plan should not run: its PR moved on or was
+// closed, or the PR no longer holds the layer's lock.
+func (w *layerPlanWorker) stillWanted(ctx context.Context, a jobs.LayerPlan) (string, error) {
+	if head, err := w.d.Store.PRHead(ctx, a.FullName, a.PR); err != nil {
+		return "", err
+	} else if head != "" && head != a.HeadSHA {
+		return errSuperseded.Error(), nil
+	}
+	l, err := w.d.Store.Lock(ctx, a.FullName, a.Target)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && l.PR != a.PR) {
+		return "the pull request no longer holds the lock on this layer", nil
+	}
+	return "", err
+}
+
+// cancel completes a plan that did not run, and its part of the comment.
+func (w *layerPlanWorker) cancel(ctx context.Context, rep *report.Reporter, a jobs.LayerPlan, why string) error {
+	err := rep.UpdateCheck(ctx, a.CheckRunID, report.Check{Name: checks.Plan(a.Target), Conclusion: "cancelled",
+		ExternalID: checks.ExternalID(a.PR), Title: "Cancelled", Summary: "Not planned: " + why + "."})
+	if err != nil {
+		return err
+	}
+	return finishBatchItem(ctx, w.d, rep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Error: "cancelled: " + why})
+}
+
+func errorText(err error) string {
+	var tfErr *terraform.Error
+	if errors.As(err, &tfErr) && tfErr.Message != "" {
+		return "terraform " + tfErr.Command + ": " + tfErr.Message
+	}
+	return err.Error()
+}
+
+// planLayer runs the engine on the layer in a private copy of the tree at
+// sha: Terraform writes into its working directory, and fetched trees are
+// shared.
+func planLayer(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log io.Writer) (*terraform.PlanResult, error) {
+	setup, done, err := layerSetup(ctx, d, repo, sha, l, log)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return terraform.Plan(ctx, terraform.PlanInput{Setup: setup, VarFiles: l.VarFiles})
+}
+
+// layerSetup fetches the tree at sha into a work dir of its own.
+func layerSetup(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log io.Writer) (terraform.Setup, func(), error) {
+	root, release, err := d.Fetch(ctx, repo, sha)
+	if err != nil {
+		return terraform.Setup{}, nil, err
+	}
+	defer release()
+	work, err := os.MkdirTemp(workRoot(d), "run-")
+	if err != nil {
+		return terraform.Setup{}, nil, err
+	}
+	done := func() { os.RemoveAll(work) }
+	// Fetched trees are shared and read-only; the symlinks the fetcher let
+	// through stay inside the tree, and CopyFS keeps them as links.
+	if err := os.CopyFS(work, os.DirFS(root)); err != nil {
+		done()
+		return terraform.Setup{}, nil, fmt.Errorf("copy the tree at %s: %w", sha, err)
+	}
+	dir := filepath.Join(work, filepath.FromSlash(l.Dir))
+	if _, err := os.Stat(dir); err != nil {
+		done()
+		return terraform.Setup{}, nil, fmt.Errorf("layer %s: directory %s is not in the tree at %s", l.Name, l.Dir, report.Short(sha))
+	}
+	return terraform.Setup{
+		WorkDir: dir, Root: work, Workspace: l.Workspace, TerraformBin: d.Config.TerraformBin,
+		PluginCacheDir: filepath.Join(absDataDir(d), "plugin-cache"), Log: log,
+	}, done, nil
+}
+
+func absDataDir(d *worker.Deps) string {
+	dir, err := filepath.Abs(d.Config.DataDir)
+	if err != nil {
+		return d.Config.DataDir
+	}
+	return dir
+}
+
+func workRoot(d *worker.Deps) string {
+	dir := filepath.Join(absDataDir(d), "work")
+	_ = os.MkdirAll(dir, 0o700)
+	return dir
+}
+
+// waitSlot waits until this run holds the layer's slot: at most one run per
+// layer executes at a time, across replicas. The slot is tied to the run
+// record, whose heartbeat the queue keeps; a run lost with its process frees
+// it.
+func waitSlot(ctx context.Context, st *store.Store, repo, layer string, runID int64) (func(), error) {
+	return worker.HoldSlot(ctx, st, "layer", runID,
+		func(ctx context.Context) (bool, error) { return st.TakeSlot(ctx, repo, layer, runID) },
+		func(ctx context.Context) error { return st.ReleaseSlot(ctx, repo, layer, runID) })
+}
+
+// watchHead cancels a plan when its PR gets a newer head.
+func watchHead(ctx context.Context, st *store.Store, repo string, pr int, headSHA string, cancel context.CancelCauseFunc) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			head, err := st.PRHead(ctx, repo, pr)
+			if err == nil && head != "" && head != headSHA {
+				cancel(errSuperseded)
+				return
+			}
+		}
+	}
+}

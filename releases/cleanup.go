@@ -1,0 +1,135 @@
+package releases
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"helm.sh/helm/v3/pkg/storage/driver"
+
+	"strata.dev/strata/config"
+	"strata.dev/strata/engine/helm"
+	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/worker"
+)
+
+// releasesOnPullRequest enqueues the uninstall of the PR's releases with
+// cleanup_on_close when the PR is closed or merged. Enqueueing twice is
+// harmless: an absent release is left alone.
+//
+// Only releases the default branch defines are cleaned up, with the
+// cluster, namespace and release_name it gives them (as /helm-test installs
+// them): a PR cannot name another release to be uninstalled when it closes.
+func releasesOnPullRequest(ctx context.Context, d *worker.Deps, ev jobs.PullRequest) error {
+	if ev.Action != "closed" {
+		return nil
+	}
+	repo, err := d.Repo(ev.Repo)
+	if err != nil {
+		return err
+	}
+	base, err := worker.ReadRepoConfig(ctx, repo, ev.DefaultBranch)
+	var bad config.RepoErrors
+	if errors.As(err, &bad) || base == nil {
+		return nil // nothing /helm-test could have installed
+	}
+	if err != nil {
+		return err
+	}
+	// The PR's own file may turn cleanup_on_close off for its release; a
+	// broken file leaves the default branch's choice.
+	head, err := worker.ReadRepoConfig(ctx, repo, ev.HeadSHA)
+	if err != nil {
+		head = nil
+	}
+	for _, spec := range cleanupTargets(d.Config, base, head, ev.PR) {
+		job := jobs.ReleaseCleanup{Repo: ev.Repo, PR: ev.PR, Target: spec.Name, HeadSHA: ev.HeadSHA, Merged: ev.Merged, Release: spec}
+		if _, err := d.Queue.Enqueue(ctx, job, nil); err != nil {
+			return fmt.Errorf("cleanup of %s for %s#%d: %w", spec.Name, ev.FullName, ev.PR, err)
+		}
+	}
+	return nil
+}
+
+// cleanupTargets decides which releases a closed PR's cleanup uninstalls:
+// those with cleanup_on_close that the default branch defines, where it
+// installs them for this PR.
+func cleanupTargets(srv *config.Server, base, head *config.Repo, pr int) []jobs.ReleaseSpec {
+	var out []jobs.ReleaseSpec
+	for _, rel := range config.Effective(base, head).Releases {
+		if !rel.CleanupOnClose {
+			continue
+		}
+		if spec, why := releaseSpec(srv, base, rel, pr, nil); why == "" {
+			out = append(out, spec)
+		}
+	}
+	return out
+}
+
+// releaseCleanupWorker uninstalls one release of a closed PR, after any
+// running test of it, and says so on the PR.
+type releaseCleanupWorker struct {
+	river.WorkerDefaults[jobs.ReleaseCleanup]
+	d        *worker.Deps
+	clusters Clusters
+}
+
+func (w *releaseCleanupWorker) Timeout(job *river.Job[jobs.ReleaseCleanup]) time.Duration {
+	return job.Args.Timeout()
+}
+
+func (w *releaseCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.ReleaseCleanup]) error {
+	a, d := job.Args, w.d
+	cluster, ok := d.Config.Cluster(a.Release.Cluster)
+	if !ok {
+		d.Logger.Warn().Str("cluster", a.Release.Cluster).Str("release", a.Release.ReleaseName).Msg("cluster gone from the server config; release not cleaned up")
+		return nil
+	}
+	runID := worker.RunID(ctx)
+	free, err := waitReleaseSlot(ctx, d.Store, releaseKey(a.Release), runID)
+	if err != nil {
+		return err
+	}
+	defer free()
+
+	cfg, _, err := w.clusters.Connect(ctx, cluster, a.Release.Namespace)
+	if err != nil {
+		return err
+	}
+	if _, err := cfg.Releases.History(a.Release.ReleaseName); errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil // never installed, or already cleaned up
+	} else if err != nil {
+		return fmt.Errorf("release %s in cluster %s: %w", a.Release.ReleaseName, cluster.Name, err)
+	}
+	timeout := a.Release.Timeout
+	if timeout <= 0 {
+		timeout = helm.DefaultTimeout
+	}
+	uctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	uerr := helm.Uninstall(uctx, cfg, a.Release.ReleaseName)
+	if uerr != nil && job.Attempt < job.MaxAttempts {
+		return uerr
+	}
+
+	rep, err := d.Reporter(a.Repo)
+	if err != nil {
+		return err
+	}
+	why := worker.ClosedWhy(a.Merged)
+	where := fmt.Sprintf("Helm release `%s` (release `%s`) in cluster `%s`, namespace `%s`", a.Release.ReleaseName, a.Target, cluster.Name, a.Release.Namespace)
+	body := fmt.Sprintf("🧹 Uninstalled %s: %s (`cleanup_on_close`).", where, why)
+	if uerr != nil {
+		body = fmt.Sprintf("⚠️ Could not uninstall %s after %s:\n\n%sUninstall it by hand (`helm uninstall %s -n %s`).",
+			where, why, markdown.Block("", strings.TrimSpace(uerr.Error())), a.Release.ReleaseName, a.Release.Namespace)
+	}
+	if _, err := rep.Comment(ctx, a.PR, body); err != nil {
+		return err
+	}
+	return uerr
+}

@@ -1,0 +1,206 @@
+package releases
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"strata.dev/strata/checks"
+	"strata.dev/strata/engine/helm"
+	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/queue"
+	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+	"strata.dev/strata/worker"
+)
+
+// releaseTestWorker runs one /helm-test of a release: it waits for the
+// release's slot, fetches the PR head, runs the engine and reports the
+// check.
+type releaseTestWorker struct {
+	river.WorkerDefaults[jobs.ReleaseTest]
+	d        *worker.Deps
+	clusters Clusters
+}
+
+func (w *releaseTestWorker) Timeout(job *river.Job[jobs.ReleaseTest]) time.Duration {
+	return job.Args.Timeout()
+}
+
+func (w *releaseTestWorker) Work(ctx context.Context, job *river.Job[jobs.ReleaseTest]) error {
+	a, d := job.Args, w.d
+	rep, err := d.Reporter(a.Repo)
+	if err != nil {
+		return err
+	}
+	runID := worker.RunID(ctx)
+	logURL := d.LogURL(runID)
+	check := func(c report.Check) error {
+		c.Name, c.ExternalID, c.DetailsURL, c.LogURL = checks.HelmTest(a.Target), checks.ExternalID(a.PR), logURL, logURL
+		return rep.UpdateCheck(context.WithoutCancel(ctx), a.CheckRunID, c)
+	}
+	key := releaseKey(a.Release)
+
+	if holder, err := d.Store.ReleaseSlotHolder(ctx, key); err == nil && holder != 0 && holder != runID {
+		if err := check(report.Check{Status: "in_progress", Title: "Waiting for another run of this release",
+			Summary: fmt.Sprintf("Another run is testing release `%s` in cluster `%s`; this one starts when it ends.", a.Release.ReleaseName, a.Release.Cluster)}); err != nil {
+			return err
+		}
+	}
+	free, err := waitReleaseSlot(ctx, d.Store, key, runID)
+	if err != nil {
+		worker.Warn(ctx, check(report.Check{Conclusion: "failure", Title: "Helm test did not start", Summary: markdown.Block("", err.Error()), Actions: helmTestActions}), "report the Helm test that did not start")
+		return err
+	}
+	defer free()
+
+	// A PR closed while this run waited is not installed again: its
+	// cleanup may already have uninstalled the release.
+	pr, err := d.PR(ctx, a.Repo, a.PR)
+	if err != nil {
+		worker.Warn(ctx, check(report.Check{Conclusion: "failure", Title: "Helm test did not start", Summary: markdown.Block("", err.Error()), Actions: helmTestActions}), "report the Helm test that did not start")
+		return err
+	}
+	if !pr.Open() {
+		return check(report.Check{Conclusion: "cancelled", Title: "Cancelled", Summary: "Not tested: the pull request is closed."})
+	}
+
+	if err := check(report.Check{Status: "in_progress", Title: "Testing",
+		Summary: fmt.Sprintf("Installing or upgrading release `%s` in cluster `%s`, namespace `%s`, from the chart at %s, then running its Helm tests.",
+			a.Release.ReleaseName, a.Release.Cluster, a.Release.Namespace, a.HeadSHA)}); err != nil {
+		return err
+	}
+
+	res, err := testRelease(ctx, d, w.clusters, a)
+	ctx = context.WithoutCancel(ctx)
+	if res != nil {
+		res.Redact(d.Redactor.String)
+	}
+	d.AppendLog(ctx, runLog(a, res, err), nil)
+	if err != nil {
+		summary := "**Strata could not carry out the Helm test:**\n\n" + markdown.Block("", strings.TrimSpace(err.Error()))
+		if res != nil {
+			summary += "\n" + res.Markdown(report.MaxCheckOutput-len(summary)-200)
+		}
+		return check(report.Check{Conclusion: "failure", Title: "Helm test could not run", Summary: summary, Actions: helmTestActions})
+	}
+	return check(releaseCheck(a, res))
+}
+
+// testRelease runs the engine on the release's chart in the tree at the
+// PR head. The fetched tree is shared and Helm only reads it.
+func testRelease(ctx context.Context, d *worker.Deps, clusters Clusters, a jobs.ReleaseTest) (*helm.Report, error) {
+	cluster, ok := d.Config.Cluster(a.Release.Cluster)
+	if !ok {
+		return nil, fmt.Errorf("cluster %q is no longer in the server config", a.Release.Cluster)
+	}
+	root, release, err := d.Fetch(ctx, a.Repo, a.HeadSHA)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	in, err := releaseInput(root, a.Release)
+	if err != nil {
+		return nil, err
+	}
+	cfg, logs, err := clusters.Connect(ctx, cluster, a.Release.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	return helm.Test(ctx, cfg, logs, in)
+}
+
+// releaseInput resolves the release's repo-relative paths in the tree at
+// root; .strata.yaml validation already keeps them inside the repo.
+func releaseInput(root string, r jobs.ReleaseSpec) (helm.Input, error) {
+	in := helm.Input{ReleaseName: r.ReleaseName, Namespace: r.Namespace, Timeout: r.Timeout, Filters: r.Filters,
+		Remediation: helm.Remediation(r.Remediation)}
+	var err error
+	if in.ChartDir, err = inTree(root, r.Chart); err != nil {
+		return in, err
+	}
+	for _, v := range r.Values {
+		p, err := inTree(root, v)
+		if err != nil {
+			return in, err
+		}
+		in.ValuesFiles = append(in.ValuesFiles, p)
+	}
+	return in, nil
+}
+
+func inTree(root, rel string) (string, error) {
+	p := filepath.FromSlash(rel)
+	if !filepath.IsLocal(p) {
+		return "", fmt.Errorf("path %q leaves the repository", rel)
+	}
+	return filepath.Join(root, p), nil
+}
+
+func releaseKey(r jobs.ReleaseSpec) store.ReleaseKey {
+	return store.ReleaseKey{Cluster: r.Cluster, Namespace: r.Namespace, ReleaseName: r.ReleaseName}
+}
+
+// waitReleaseSlot waits until this run holds the release's slot: at most one
+// run per release executes at a time, across replicas. The slot is tied to
+// the run record, whose heartbeat the queue keeps; a run lost with its
+// process frees it.
+func waitReleaseSlot(ctx context.Context, st *store.Store, key store.ReleaseKey, runID int64) (func(), error) {
+	return worker.HoldSlot(ctx, st, "release", runID,
+		func(ctx context.Context) (bool, error) { return st.TakeReleaseSlot(ctx, key, runID) },
+		func(ctx context.Context) error { return st.FreeReleaseSlot(ctx, key, runID) })
+}
+
+// runLog is the run's full record: every hook with its start and all of
+// its logs, and the release writes, without the check's size limit.
+func runLog(a jobs.ReleaseTest, res *helm.Report, err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[strata] helm test of %s: release %s in cluster %s, namespace %s, at %s for @%s\n",
+		a.Target, a.Release.ReleaseName, a.Release.Cluster, a.Release.Namespace, a.HeadSHA, a.User)
+	if err != nil {
+		fmt.Fprintf(&b, "[strata] error: %v\n", err)
+	}
+	if res == nil {
+		return b.String()
+	}
+	for _, h := range res.Hooks {
+		fmt.Fprintf(&b, "[strata] hook %s: %s, started %s, took %s %s\n", h.Name, h.Phase,
+			h.Started.UTC().Format(time.RFC3339Nano), h.Duration, h.Err)
+	}
+	b.WriteString(res.Markdown(16 << 20))
+	if j, err := json.Marshal(res.Writes); err == nil {
+		fmt.Fprintf(&b, "\n[strata] release writes: %s\n", j)
+	}
+	return b.String()
+}
+
+// releaseTestInterrupted reports a run whose server died while it ran: it
+// is not run again, since an upgrade may have been under way.
+func releaseTestInterrupted(ctx context.Context, d *worker.Deps, job queue.Interrupted) error {
+	var a jobs.ReleaseTest
+	if err := json.Unmarshal(job.Args, &a); err != nil {
+		return fmt.Errorf("interrupted helm test %d: %w", job.JobID, err)
+	}
+	rep, err := d.Reporter(a.Repo)
+	if err != nil {
+		return err
+	}
+	status, err := rep.CheckStatus(ctx, a.CheckRunID)
+	if err != nil {
+		return err
+	}
+	if status == "completed" {
+		return nil
+	}
+	note := fmt.Sprintf("The server stopped while this Helm test ran, so it is not run again. Release `%s` in cluster `%s`, "+
+		"namespace `%s` may be left in a pending state; the next `/helm-test %s` (or Re-run) marks a stuck revision failed "+
+		"first, and says so.", a.Release.ReleaseName, a.Release.Cluster, a.Release.Namespace, a.Target)
+	return rep.UpdateCheck(ctx, a.CheckRunID, report.Check{Name: checks.HelmTest(a.Target), Conclusion: "failure",
+		ExternalID: checks.ExternalID(a.PR), Title: "Helm test interrupted", Summary: note, Actions: helmTestActions})
+}

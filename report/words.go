@@ -1,0 +1,27 @@
+package report
+
+import "strings"
+
+// Short is a commit's SHA as people read it.
+func Short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+// Names lists names as code, or says "none".
+func Names(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return "`" + strings.Join(names, "`, `") + "`"
+}
+
+// Plural picks one or many by n.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,185 @@
+package syncs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"strata.dev/strata/checks"
+	"strata.dev/strata/config"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/pull"
+	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+	"strata.dev/strata/worker"
+)
+
+const zeroSHA = "0000000000000000000000000000000000000000"
+
+// syncsOnPush hydrates each sync whose inputs the push changed (every sync
+// not hydrated yet), and marks the syncs a PR has taken over as paused.
+func syncsOnPush(ctx context.Context, d *worker.Deps, ev jobs.Push) error {
+	rep, err := d.Reporter(ev.Repo)
+	if err != nil {
+		return err
+	}
+	repo, err := d.Repo(ev.Repo)
+	if err != nil {
+		return err
+	}
+	cfg, err := worker.LoadRepoConfig(ctx, repo, ev.After, ev.DefaultBranch)
+	var bad config.RepoErrors
+	if errors.As(err, &bad) {
+		return reportConfigErrors(ctx, repo, rep, ev, bad)
+	}
+	if err != nil {
+		return err
+	}
+	if len(cfg.Syncs) == 0 {
+		return nil
+	}
+	changed, known, err := pushChanges(ctx, repo, ev)
+	if err != nil {
+		return err
+	}
+	for _, s := range cfg.Syncs {
+		spec := syncSpec(ev.Repo, s)
+		if why := feedsItself(ev, spec); why != "" {
+			if err := failOnce(ctx, rep, ev.After, s.Name, "Destination overlaps the source", why); err != nil {
+				return err
+			}
+			continue
+		}
+		if t, err := d.Store.Takeover(ctx, ev.FullName, s.Name); err == nil {
+			if err := showPaused(ctx, d, rep, t, ev.After); err != nil {
+				return err
+			}
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		last, err := d.Store.SyncHydration(ctx, ev.FullName, s.Name)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if upToDate(last, spec, changed, known) {
+			continue
+		}
+		if _, err := d.Queue.Enqueue(ctx, jobs.SyncHydrate{Repo: ev.Repo, Target: s.Name, HeadSHA: ev.After, Sync: spec,
+			Reason: jobs.HydratePush}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failOnce puts a failed hydrate check on a pushed commit, once.
+func failOnce(ctx context.Context, rep *report.Reporter, sha, sync, title, summary string) error {
+	name := checks.Hydrate(sync)
+	if cur, err := rep.FindCheck(ctx, sha, name); err != nil || cur != nil {
+		return err
+	}
+	_, err := rep.CreateCheck(ctx, report.Check{Name: name, HeadSHA: sha, Conclusion: "failure", Title: title, Summary: summary})
+	return err
+}
+
+// showPaused puts the paused check on a pushed commit, once.
+func showPaused(ctx context.Context, d *worker.Deps, rep *report.Reporter, t *store.Takeover, sha string) error {
+	name := checks.Hydrate(t.Sync)
+	if cur, err := rep.FindCheck(ctx, sha, name); err != nil || cur != nil {
+		return err
+	}
+	_, err := rep.CreateCheck(ctx, report.Check{Name: name, HeadSHA: sha, Conclusion: "neutral",
+		Title: pausedTitle(t), Summary: pausedSummary(d, t), DetailsURL: d.PRURL(t.Repo, t.PR)})
+	return err
+}
+
+// reportConfigErrors fails the hydrate check of every sync the pushed
+// .strata.yaml names when the file is invalid: nothing is hydrated.
+func reportConfigErrors(ctx context.Context, repo pull.Repository, rep *report.Reporter, ev jobs.Push, bad config.RepoErrors) error {
+	raw, err := worker.ReadRepoConfig(ctx, repo, ev.After)
+	if err != nil || raw == nil {
+		return nil // unparseable: no sync to report on; the PR that changed it showed why
+	}
+	var lines []string
+	for _, e := range bad {
+		lines = append(lines, "- `"+e.Error()+"`")
+	}
+	for _, s := range raw.Syncs {
+		if err := failOnce(ctx, rep, ev.After, s.Name, "Invalid "+config.RepoFile,
+			fmt.Sprintf("Nothing was hydrated: `%s` at %s is invalid.\n\n%s", config.RepoFile, report.Short(ev.After), strings.Join(lines, "\n"))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncsOnPullRequest: takeovers follow the PR (a new head is hydrated, a
+// closed PR gives the destination back); a PR that changes a sync's inputs
+// gets a preview of the hydrated diff.
+func syncsOnPullRequest(ctx context.Context, d *worker.Deps, ev jobs.PullRequest) error {
+	rep, err := d.Reporter(ev.Repo)
+	if err != nil {
+		return err
+	}
+	switch ev.Action {
+	case "closed":
+		in := repoScope{repo: ev.Repo, rep: rep, defaultBranch: ev.DefaultBranch}
+		return endTakeoversOfPR(ctx, d, in, ev.PR, worker.ClosedWhy(ev.Merged))
+	case "synchronize":
+		if err := followHead(ctx, d, rep, ev); err != nil {
+			return err
+		}
+	case "opened", "reopened":
+	default:
+		return nil
+	}
+	return startPreviews(ctx, d, rep, ev)
+}
+
+// startPreviews enqueues a preview of each sync whose inputs the PR changes.
+func startPreviews(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev jobs.PullRequest) error {
+	pr, err := d.PR(ctx, ev.Repo, ev.PR)
+	if err != nil {
+		return err
+	}
+	cfg, err := worker.LoadRepoConfig(ctx, pr, ev.HeadSHA, ev.DefaultBranch)
+	var bad config.RepoErrors
+	if errors.As(err, &bad) {
+		return nil // the command path reports config errors
+	}
+	if err != nil || len(cfg.Syncs) == 0 {
+		return err
+	}
+	files, err := pr.ChangedFiles(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range cfg.Syncs {
+		last, err := d.Store.SyncHydration(ctx, ev.FullName, s.Name)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if !previewTouched(s, last, files) {
+			continue
+		}
+		name := checks.Hydrate(s.Name)
+		if cur, err := rep.FindCheck(ctx, ev.HeadSHA, name); err != nil || cur != nil {
+			if err != nil {
+				return err
+			}
+			continue // a retried event: the preview is under way
+		}
+		id, err := rep.CreateCheck(ctx, report.Check{Name: name, HeadSHA: ev.HeadSHA, Status: "queued", ExternalID: checks.ExternalID(ev.PR),
+			Title: "Waiting to preview", Summary: fmt.Sprintf("Preview of `%s`: hydrating the base and the head, then comparing.", s.Name)})
+		if err != nil {
+			return err
+		}
+		if _, err := d.Queue.Enqueue(ctx, jobs.SyncPreview{Repo: ev.Repo, PR: ev.PR, Target: s.Name, HeadSHA: ev.HeadSHA,
+			BaseSHA: ev.BaseSHA, Sync: syncSpec(ev.Repo, s), CheckRunID: id}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,278 @@
+package syncs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"strata.dev/strata/checks"
+	"strata.dev/strata/engine/hydrate"
+	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/gitcommit"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/pull"
+	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+	"strata.dev/strata/worker"
+)
+
+// syncHydrateWorker hydrates a sync from a commit of the default branch into
+// its destination and reports on that commit's `strata/hydrate: SYNC` check.
+type syncHydrateWorker struct {
+	river.WorkerDefaults[jobs.SyncHydrate]
+	d *worker.Deps
+}
+
+func (w *syncHydrateWorker) Timeout(*river.Job[jobs.SyncHydrate]) time.Duration {
+	return jobs.SyncHydrateTimeout
+}
+
+func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHydrate]) error {
+	a, d := job.Args, w.d
+	rep, err := d.Reporter(a.Repo)
+	if err != nil {
+		return err
+	}
+	gh, err := d.Client(a.Repo)
+	if err != nil {
+		return err
+	}
+	repo := pull.NewRepo(gh, a.Owner, a.Name)
+	check := report.Check{Name: checks.Hydrate(a.Target), HeadSHA: a.HeadSHA, Status: "in_progress",
+		Title: "Hydrating", Summary: fmt.Sprintf("Hydrating `%s` from `%s` at %s.", a.Target, a.Sync.Source, report.Short(a.HeadSHA))}
+	if a.PR != 0 {
+		check.ExternalID = checks.ExternalID(a.PR)
+	}
+	checkID, err := ensureCheck(ctx, rep, job.Attempt > 1, check)
+	if err != nil {
+		return err
+	}
+	finish := func(conclusion, title, summary string) error {
+		check.Status, check.Conclusion, check.Title, check.Summary = "", conclusion, title, summary
+		return rep.UpdateCheck(ctx, checkID, check)
+	}
+
+	if t, err := d.Store.Takeover(ctx, a.FullName, a.Target); err == nil {
+		if err := finish("neutral", pausedTitle(t), pausedSummary(d, t)); err != nil {
+			return err
+		}
+		if a.Reason == jobs.HydrateRelease {
+			// Taken over again before the hand-back ran: that takeover's end hydrates it.
+			return tellReleased(ctx, rep, a, fmt.Sprintf("but #%d took it over before Strata rehydrated it from the default branch; "+
+				"the default branch's head is hydrated into it when that takeover ends.", t.PR))
+		}
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+
+	res, err := buildSync(ctx, d, a.Repo, a.Sync, a.HeadSHA, a.HeadSHA)
+	var bad *hydrate.Error
+	if errors.As(err, &bad) {
+		if err := d.Store.RecordFailedBuild(ctx, a.FullName, a.Target, a.HeadSHA); err != nil {
+			return err
+		}
+		if err := finish("failure", "kustomize build failed", buildFailure(a.Target, a.HeadSHA, bad)); err != nil {
+			return err
+		}
+		if a.Reason == jobs.HydrateRelease {
+			return tellReleased(ctx, rep, a, fmt.Sprintf("but hydrating `%s` at %s failed; nothing was committed:\n\n%s",
+				a.Sync.DestBranch, report.Short(a.HeadSHA), markdown.Block("", bad.Error())))
+		}
+		return nil
+	}
+	if err != nil {
+		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+	}
+	dest := destOf(a.Sync)
+	out, err := (gitcommit.Writer{GitHub: gh}).Commit(ctx, dest, res.Files, hydrateMessage(a), defaultBranchGuard(d, repo, a.Target, a.HeadSHA))
+	if err != nil {
+		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+	}
+	if out.Skipped != "" {
+		note := fmt.Sprintf("`%s` was not hydrated from %s: %s.", a.Target, report.Short(a.HeadSHA), out.Skipped)
+		if err := finish("neutral", "Not hydrated", note); err != nil {
+			return err
+		}
+		if a.Reason == jobs.HydrateRelease {
+			return tellReleased(ctx, rep, a, "but "+note)
+		}
+		return nil
+	}
+	if err := d.Store.RecordHydration(ctx, store.SyncHydration{
+		Repo: a.FullName, Sync: a.Target, InstallationID: a.InstallationID, Spec: specJSON(a.Sync),
+		Inputs: res.Inputs, SourceCommit: a.HeadSHA, Pinned: storePinned(res.Pinned), DestCommit: out.Commit,
+	}); err != nil {
+		return err
+	}
+	title, summary := hydrateReport(d, a.Target, a.Sync, a.HeadSHA, res, out)
+	if a.Note != "" {
+		summary = a.Note + "\n\n" + summary
+	}
+	if err := finish("success", title, summary); err != nil {
+		return err
+	}
+	if a.Reason == jobs.HydrateRelease {
+		return tellReleased(ctx, rep, a, "and Strata rehydrated it from the default branch:\n\n"+summary)
+	}
+	return nil
+}
+
+// tellReleased says on the PR whose takeover ended how the destination was
+// given back.
+func tellReleased(ctx context.Context, rep *report.Reporter, a jobs.SyncHydrate, what string) error {
+	_, err := rep.Comment(ctx, a.PR, fmt.Sprintf("The takeover of `%s` by #%d ended (%s), %s", a.Target, a.PR, a.Note, what))
+	return err
+}
+
+// lastAttempt reports an error on the check when no attempt is left, and
+// returns it so that the job is retried or fails.
+func lastAttempt(ctx context.Context, attempt, max int, err error, finish func(string, string, string) error) error {
+	if attempt >= max {
+		worker.Warn(ctx, finish("failure", "Hydration failed", "Strata could not hydrate this sync:\n\n"+markdown.Block("", err.Error())),
+			"report the failed hydration")
+	}
+	return err
+}
+
+// ensureCheck creates the check, or on a retry finds the one the first
+// attempt created.
+func ensureCheck(ctx context.Context, rep *report.Reporter, retry bool, c report.Check) (int64, error) {
+	if retry {
+		cur, err := rep.FindCheck(ctx, c.HeadSHA, c.Name)
+		if err != nil {
+			return 0, err
+		}
+		if cur != nil && !cur.Completed() {
+			return cur.ID, rep.UpdateCheck(ctx, cur.ID, c)
+		}
+	}
+	return rep.CreateCheck(ctx, c)
+}
+
+// buildSync hydrates a sync from the tree at sha, annotated with
+// sourceCommit (the head's SHA when a preview hydrates the base).
+func buildSync(ctx context.Context, d *worker.Deps, repo jobs.Repo, spec jobs.SyncSpec, sha, sourceCommit string) (*hydrate.Result, error) {
+	root, release, err := d.Fetch(ctx, repo, sha)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return hydrate.Hydrate(ctx, hydrate.Input{
+		Sync: spec.Name, Root: root, Source: spec.Source, SourceRepo: repo.FullName, SourceCommit: sourceCommit,
+		Images: imageRules(spec), Resolver: imageResolver,
+	})
+}
+
+// defaultBranchGuard keeps a hydration from the default branch from writing
+// while a PR has taken the sync over, or over a newer source commit.
+func defaultBranchGuard(d *worker.Deps, repo pull.Repository, sync, commit string) gitcommit.Guard {
+	return func(ctx context.Context, cur *hydrate.SyncState) (string, error) {
+		if t, err := d.Store.Takeover(ctx, repo.FullName(), sync); err == nil {
+			return fmt.Sprintf("#%d took it over until %s", t.PR, when(t.ExpiresAt)), nil
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+		if cur == nil || cur.Takeover != nil || cur.SourceRepo != repo.FullName() || cur.SourceCommit == "" || cur.SourceCommit == commit {
+			return "", nil
+		}
+		newer, err := isAncestor(ctx, repo, commit, cur.SourceCommit)
+		if err != nil || !newer {
+			return "", err
+		}
+		return fmt.Sprintf("the destination already holds the newer source commit %s", report.Short(cur.SourceCommit)), nil
+	}
+}
+
+// isAncestor reports whether older is an ancestor of newer, through the
+// compare API (newer is then "ahead" of older).
+func isAncestor(ctx context.Context, repo pull.Repository, older, newer string) (bool, error) {
+	cmp, err := repo.Compare(ctx, older, newer)
+	if errors.Is(err, pull.ErrNotFound) {
+		return false, nil // unrelated or unknown commits: nothing to protect
+	}
+	if err != nil {
+		return false, err
+	}
+	return cmp.Status == "ahead", nil
+}
+
+func hydrateMessage(a jobs.SyncHydrate) string {
+	src := a.FullName + "@" + report.Short(a.HeadSHA)
+	var subject string
+	switch a.Reason {
+	case jobs.HydrateRepin:
+		subject = fmt.Sprintf("Rehydrate %s: %s", a.Target, a.Note)
+	case jobs.HydrateRelease:
+		subject = fmt.Sprintf("Hydrate %s from %s: takeover by #%d ended (%s)", a.Target, src, a.PR, a.Note)
+	default:
+		subject = fmt.Sprintf("Hydrate %s from %s", a.Target, src)
+	}
+	return subject + "\n\nSource: " + a.FullName + "@" + a.HeadSHA + "\nSync: " + a.Target + "\n"
+}
+
+// hydrateReport is the title and summary of a successful hydration.
+func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, res *hydrate.Result, out *gitcommit.Result) (string, string) {
+	dest := destOf(spec)
+	var b strings.Builder
+	title := "No changes"
+	if out.Commit != "" {
+		title = fmt.Sprintf("%d resources, %d files changed", res.Resources, len(out.Changes))
+		fmt.Fprintf(&b, "Hydrated `%s` (`%s`) at %s into [`%s` %s](%s): **%d resources**, **%d files changed**.\n\n",
+			name, spec.Source, report.Short(sha), dest.Branch+":"+dest.Path, report.Short(out.Commit), d.CommitURL(spec.DestRepo, out.Commit),
+			res.Resources, len(out.Changes))
+	} else {
+		fmt.Fprintf(&b, "Hydrated `%s` (`%s`) at %s: **%d resources**; `%s` already holds them, so nothing was committed.\n\n",
+			name, spec.Source, report.Short(sha), res.Resources, dest.Branch+":"+dest.Path)
+	}
+	if len(res.Kinds) > 0 {
+		fmt.Fprintf(&b, "Kinds: %s\n\n", strings.Join(res.Kinds, ", "))
+	}
+	if len(res.Pinned) > 0 {
+		b.WriteString("Pinned images:\n")
+		for _, p := range res.Pinned {
+			fmt.Fprintf(&b, "- `%s:%s` → `%s`\n", p.Name, p.Tag, p.Digest)
+		}
+		b.WriteString("\n")
+	}
+	if len(out.Changes) > 0 {
+		b.WriteString("<details><summary>Files changed</summary>\n\n")
+		for _, c := range out.Changes {
+			verb := "write"
+			if c.Delete {
+				verb = "delete"
+			}
+			fmt.Fprintf(&b, "- %s `%s`\n", verb, c.Path)
+		}
+		b.WriteString("\n</details>\n")
+	}
+	return title, b.String()
+}
+
+func buildFailure(name, sha string, err *hydrate.Error) string {
+	return fmt.Sprintf("`%s` could not be hydrated at %s; nothing was committed.\n\n%s", name, report.Short(sha), markdown.Block("", err.Error()))
+}
+
+func pausedTitle(t *store.Takeover) string {
+	return fmt.Sprintf("Paused by #%d until %s", t.PR, when(t.ExpiresAt))
+}
+
+func pausedSummary(d *worker.Deps, t *store.Takeover) string {
+	return fmt.Sprintf("[#%d](%s) took `%s` over (@%s) until %s: pushes to the default branch do not hydrate it until the takeover "+
+		"ends with `/release %s`, the Release button, the pull request closing, or expiry. Strata then hydrates the default branch's head.",
+		t.PR, d.PRURL(t.Repo, t.PR), t.Sync, t.Holder, when(t.ExpiresAt), t.Sync)
+}
+
+func storePinned(in []hydrate.PinnedImage) []store.PinnedImage {
+	out := make([]store.PinnedImage, 0, len(in))
+	for _, p := range in {
+		out = append(out, store.PinnedImage{Name: p.Name, Tag: p.Tag, Digest: p.Digest})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name+":"+out[i].Tag < out[j].Name+":"+out[j].Tag })
+	return out
+}
