@@ -1,6 +1,8 @@
 // Package access decides who may run what: every command and every button
-// of Strata, in one table. The command job asks it before any command runs;
-// nothing else grants or refuses by permission.
+// of Strata, in one table. The command job asks it before any command runs
+// (a button press arrives as the command it stands for), and the events
+// that run code on their own (autoplan, previews) ask it too; nothing else
+// grants or refuses by permission.
 package access
 
 import (
@@ -12,6 +14,10 @@ import (
 // Policy is the server's say in the table: the least repository permission
 // for each class of command.
 type Policy struct {
+	// Plan is the least permission for commands that run a PR's code
+	// without side effects, or release a PR's locks: /plan, /unlock
+	// (server config plan_permission; write when empty).
+	Plan pull.Permission
 	// Apply is the least permission for commands with side effects:
 	// /apply, /takeover, /release, /helm-test (server config
 	// apply_permission; write when empty).
@@ -41,17 +47,26 @@ type Decision struct {
 // caller must look up before Decide (none needs no lookup).
 func Need(command string, p Policy) pull.Permission {
 	switch command {
+	case "plan", "unlock":
+		return orWrite(p.Plan)
 	case "apply", "takeover", "release", "helm-test":
-		if p.Apply == "" {
-			return pull.Write
-		}
-		return p.Apply
+		return orWrite(p.Apply)
 	}
-	return pull.None
+	return pull.None // /help reads nothing and runs nothing
+}
+
+func orWrite(p pull.Permission) pull.Permission {
+	if p == "" {
+		return pull.Write
+	}
+	return p
 }
 
 // Decide says whether s may run command (a button stands for the command
-// it runs) under policy p.
+// it runs) under policy p. The PR's author gets no more than their
+// permission: on a fork that is usually read, so a fork's own author can
+// run nothing, and its code runs only when someone with the permission
+// asks, having read it.
 func Decide(command string, s Subject, p Policy) Decision {
 	need := Need(command, p)
 	if s.Permission.AtLeast(need) {
@@ -64,6 +79,11 @@ func Decide(command string, s Subject, p Policy) Decision {
 	return Decision{Need: need, Reason: fmt.Sprintf("@%s has %s permission on this repository; %s needs %s or higher.",
 		s.User, perm, doing(command), need)}
 }
+
+// RunsOnItsOwn says whether Strata may run a PR's code without anyone
+// asking (autoplan on a push, the preview of a sync): never for a fork,
+// whose code nobody with write permission has read yet.
+func RunsOnItsOwn(fork bool) bool { return !fork }
 
 // doing names what a command does, in a refusal's words.
 func doing(command string) string {

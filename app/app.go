@@ -24,6 +24,7 @@ import (
 	"strata.dev/strata/queue"
 	"strata.dev/strata/redact"
 	"strata.dev/strata/releases"
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/source"
 	"strata.dev/strata/store"
 	"strata.dev/strata/syncs"
@@ -44,6 +45,8 @@ type Server struct {
 	webhook atomic.Pointer[http.Handler]
 	setup   atomic.Pointer[setup]
 	ready   atomic.Bool
+	// sandbox is how Terraform runs on this replica (app/sandbox.go).
+	sandbox sandbox.Status
 }
 
 // Options are knobs for tests and benchmarks.
@@ -78,7 +81,12 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 		st.Close()
 		return nil, err
 	}
-	s := &Server{cfg: cfg, opts: opts, log: log, store: st, metrics: newMetrics()}
+	if err := useKeys(cfg, st, log); err != nil {
+		st.Close()
+		return nil, err
+	}
+	s := &Server{cfg: cfg, opts: opts, log: log, store: st, metrics: newMetrics(),
+		sandbox: sandbox.Detect(cfg.Terraform.SandboxOff())}
 	ln := opts.Listener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
@@ -87,7 +95,7 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 		}
 	}
 	s.ln = ln
-	s.http = &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	s.http = newHTTPServer(s.routes())
 	if cfg.Configured() {
 		if err := s.configure(ctx); err != nil {
 			s.Close()
@@ -111,14 +119,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /runs/{id}", s.runLog)
-	mux.HandleFunc("POST /api/github/hook", func(w http.ResponseWriter, r *http.Request) {
-		h := s.webhook.Load()
-		if h == nil {
-			http.Error(w, "Strata is not ready to take webhooks", http.StatusServiceUnavailable)
-			return
-		}
-		(*h).ServeHTTP(w, r)
-	})
+	mux.HandleFunc("POST /api/github/hook", s.hook)
 	// The setup pages exist only while the server has no App.
 	mux.HandleFunc("/setup/", s.serveSetup)
 	mux.HandleFunc("/setup", s.serveSetup)
@@ -145,7 +146,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "job queue not running", http.StatusServiceUnavailable)
 		return
 	}
-	fmt.Fprintln(w, "ready")
+	// Still ready without a sandbox: locks, hydration and Helm tests work,
+	// and each plan's check says why it was refused.
+	fmt.Fprintf(w, "ready\nsandbox: %s\n", s.sandbox)
 }
 
 // configure builds everything that needs the App's identity.
@@ -156,6 +159,7 @@ func (s *Server) configure(ctx context.Context) error {
 		return err
 	}
 	red.Add(cfg.GitHub.WebhookSecret)
+	red.Add(append([]string{cfg.EncryptionKey}, cfg.EncryptionKeys...)...)
 	gcfg := githubapp.Config{V3APIURL: cfg.GitHub.APIURL, V4APIURL: cfg.GitHub.GraphQLURL, WebURL: cfg.GitHub.WebURL}
 	gcfg.App.IntegrationID = cfg.GitHub.AppID
 	gcfg.App.PrivateKey = cfg.GitHub.PrivateKey
@@ -166,6 +170,7 @@ func (s *Server) configure(ctx context.Context) error {
 	}
 	fetcher, err := source.New(filepath.Join(cfg.DataDir, "sources"), source.Options{
 		MaxBytes: cfg.SourceMaxBytes, MaxFileBytes: cfg.SourceMaxFileBytes, MaxFiles: int(cfg.SourceMaxFiles),
+		MaxCacheBytes: cfg.SourceCacheMaxBytes,
 	})
 	if err != nil {
 		return err
@@ -174,7 +179,7 @@ func (s *Server) configure(ctx context.Context) error {
 	deps.BotLogin = s.botLogin(ctx, clients)
 
 	// Every capability, wired explicitly: what it owns is in its package.
-	rt, err := worker.New(deps, layers.New(deps), syncs.New(deps), releases.New(deps, opts.Clusters))
+	rt, err := worker.New(deps, layers.New(deps), syncs.New(deps), releases.New(deps, opts.Clusters), worker.Housekeeping(deps))
 	if err != nil {
 		return err
 	}
@@ -233,7 +238,9 @@ func (s *Server) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
 	if st := s.setup.Load(); st != nil {
-		s.log.Warn().Msgf("Strata has no GitHub App yet. Open %s/setup to register one.", s.publicBase())
+		// The token in this URL is what opens the setup page: only who reads
+		// this log may register the App.
+		s.log.Warn().Msgf("Strata has no GitHub App yet. Open %s to register one.", st.link(s.publicBase()))
 		select {
 		case creds := <-st.done:
 			s.cfg.UseCredentials(creds)
@@ -253,6 +260,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return fmt.Errorf("start job queue: %w", err)
 	}
 	s.ready.Store(true)
+	s.logSandbox()
 	s.log.Info().Str("addr", s.Addr()).Msg("Strata is serving")
 	select {
 	case <-ctx.Done():
@@ -298,24 +306,4 @@ func (s *Server) publicBase() string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port)
-}
-
-func (s *Server) webhookError(w http.ResponseWriter, r *http.Request, err error) {
-	event := r.Header.Get("X-GitHub-Event")
-	var ve githubapp.ValidationError
-	if errors.As(err, &ve) {
-		s.metrics.webhooks.WithLabelValues(event, "invalid").Inc()
-	} else {
-		s.metrics.webhooks.WithLabelValues(event, "error").Inc()
-	}
-	githubapp.DefaultErrorCallback(w, r, err)
-}
-
-func (s *Server) webhookResponse(w http.ResponseWriter, r *http.Request, event string, handled bool) {
-	outcome := "ignored"
-	if handled {
-		outcome = "accepted"
-	}
-	s.metrics.webhooks.WithLabelValues(event, outcome).Inc()
-	githubapp.DefaultResponseCallback(w, r, event, handled)
 }

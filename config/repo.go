@@ -66,6 +66,9 @@ type Sync struct {
 	Images   []Image
 	Takeover Takeover
 	Line     int
+	// Proposed marks a sync only a PR defines (see Effective): it may be
+	// previewed, but nothing is hydrated into its destination.
+	Proposed bool
 }
 
 // Dest is where a sync writes its output.

@@ -1,5 +1,14 @@
 package config
 
+// Policy is the server's say over what only a PR defines: a PR may add
+// layers, syncs and releases, and what it adds gets the strictest policy,
+// never its own.
+type Policy struct {
+	// ApplyRequirements of a layer only the PR defines (server config
+	// default_apply_requirements).
+	ApplyRequirements []ApplyRequirement
+}
+
 // Effective is the config a PR runs with: the PR branch's layers, syncs and
 // releases, with policy taken from the default branch, so that a PR cannot
 // loosen the rules it is judged by by editing .strata.yaml.
@@ -11,34 +20,40 @@ package config
 //     a name to another dir does not drop requirements.
 //   - sync (same name): Dest and Takeover, i.e. where a takeover writes and for
 //     how long it may hold it.
-//   - release (same name): Cluster, Namespace and ReleaseName, i.e. what a PR's
-//     chart is installed over.
+//   - release (same name): Cluster, Namespace, ReleaseName and
+//     CleanupOnClose, i.e. what a PR's chart is installed over, and whether
+//     closing the PR uninstalls it.
 //
-// Entries only on the PR branch are taken as written: they have no policy on
-// the default branch to keep. Either config may be nil (no file). A PR that
-// deletes the file still runs with the default branch's config.
-// The result shares nothing with its arguments.
-func Effective(defaultBranch, prBranch *Repo) *Repo {
+// Entries only on the PR branch get the strictest policy: a layer gets
+// p.ApplyRequirements, whatever it asks for; a sync is marked Proposed (it
+// may be previewed, never taken over or hydrated anywhere); a release has
+// no default-branch placement, so /helm-test refuses it. Either config may
+// be nil (no file). A PR that deletes the file still runs with the default
+// branch's config. The result shares nothing with its arguments.
+func Effective(defaultBranch, prBranch *Repo, p Policy) *Repo {
 	switch {
 	case prBranch == nil && defaultBranch == nil:
 		return nil
 	case prBranch == nil:
 		return cloneRepo(defaultBranch)
 	case defaultBranch == nil:
-		return cloneRepo(prBranch)
+		defaultBranch = &Repo{}
 	}
 	r := cloneRepo(prBranch)
 	for i := range r.Layers {
 		l := &r.Layers[i]
 		if reqs, found := baseRequirements(defaultBranch.Layers, l); found {
 			l.ApplyRequirements = reqs
+		} else {
+			l.ApplyRequirements = append([]ApplyRequirement(nil), p.ApplyRequirements...)
 		}
 	}
 	for i := range r.Syncs {
 		s := &r.Syncs[i]
+		s.Proposed = true
 		for _, base := range defaultBranch.Syncs {
 			if base.Name == s.Name {
-				s.Dest, s.Takeover = base.Dest, base.Takeover
+				s.Dest, s.Takeover, s.Proposed = base.Dest, base.Takeover, false
 			}
 		}
 	}
@@ -47,6 +62,7 @@ func Effective(defaultBranch, prBranch *Repo) *Repo {
 		for _, base := range defaultBranch.Releases {
 			if base.Name == rel.Name {
 				rel.Cluster, rel.Namespace, rel.ReleaseName = base.Cluster, base.Namespace, base.ReleaseName
+				rel.CleanupOnClose = base.CleanupOnClose
 			}
 		}
 	}
@@ -91,3 +107,8 @@ func cloneRepo(r *Repo) *Repo {
 }
 
 func cloneStrings(s []string) []string { return append([]string(nil), s...) }
+
+// RepoPolicy is the server's policy over what only a PR defines.
+func (s *Server) RepoPolicy() Policy {
+	return Policy{ApplyRequirements: s.DefaultApplyRequirements}
+}

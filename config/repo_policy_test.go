@@ -27,7 +27,20 @@ func TestEffective(t *testing.T) {
 	}{
 		{name: "no file anywhere", wantEqual: nil},
 		{name: "file only on the default branch: a PR deleting it keeps it", def: base, wantEqual: base},
-		{name: "file only on the PR: taken as written", pr: base, wantEqual: base},
+		{
+			name: "file only on the PR: its layers get the server's requirements, its syncs are proposed",
+			pr:   base,
+			check: func(t *testing.T, got *Repo) {
+				for _, l := range got.Layers {
+					if !reflect.DeepEqual(l.ApplyRequirements, strict) {
+						t.Errorf("%s requirements = %v, want %v", l.Name, l.ApplyRequirements, strict)
+					}
+				}
+				if !got.Syncs[0].Proposed {
+					t.Errorf("sync %+v is not marked proposed", got.Syncs[0])
+				}
+			},
+		},
 		{
 			name: "PR drops apply requirements: they come back",
 			def:  base,
@@ -70,17 +83,32 @@ func TestEffective(t *testing.T) {
 			},
 		},
 		{
-			name: "PR adds a layer, a sync and a release: kept as written",
+			name: "PR adds a layer, a sync and a release: the strictest policy, never its own",
 			def:  base,
 			pr: &Repo{Version: 1,
-				Layers:   []Layer{{Name: "new", Dir: "infra/new", Workspace: "default", ApplyRequirements: []ApplyRequirement{Approved}}},
+				Layers:   []Layer{{Name: "new", Dir: "infra/new", Workspace: "default", ApplyRequirements: []ApplyRequirement{Undiverged}}},
 				Syncs:    []Sync{{Name: "qa", Dest: Dest{Branch: "hydrated", Path: "qa"}}},
 				Releases: []Release{{Name: "web", ReleaseName: "web-{pr}", Namespace: "web", Cluster: "ci"}},
 			},
 			check: func(t *testing.T, got *Repo) {
-				if got.Layers[0].Name != "new" || len(got.Layers[0].ApplyRequirements) != 1 ||
-					got.Syncs[0].Dest.Path != "qa" || got.Releases[0].Namespace != "web" {
-					t.Errorf("got %+v", got)
+				if got.Layers[0].Name != "new" || !reflect.DeepEqual(got.Layers[0].ApplyRequirements, strict) {
+					t.Errorf("PR-only layer = %+v, want the server's requirements %v", got.Layers[0], strict)
+				}
+				if !got.Syncs[0].Proposed {
+					t.Errorf("PR-only sync = %+v, want it proposed", got.Syncs[0])
+				}
+				if got.Releases[0].Namespace != "web" {
+					t.Errorf("release = %+v", got.Releases[0])
+				}
+			},
+		},
+		{
+			name: "PR turns cleanup of a shared release off: the default branch decides",
+			def:  &Repo{Version: 1, Releases: []Release{{Name: "api", ReleaseName: "api", Namespace: "ci", Cluster: "ci", CleanupOnClose: true}}},
+			pr:   &Repo{Version: 1, Releases: []Release{{Name: "api", ReleaseName: "api", Namespace: "ci", Cluster: "ci", CleanupOnClose: false}}},
+			check: func(t *testing.T, got *Repo) {
+				if !got.Releases[0].CleanupOnClose {
+					t.Errorf("release = %+v, want cleanup_on_close from the default branch", got.Releases[0])
 				}
 			},
 		},
@@ -105,7 +133,7 @@ func TestEffective(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := Effective(tt.def, tt.pr)
+			got := Effective(tt.def, tt.pr, Policy{ApplyRequirements: strict})
 			if tt.check != nil {
 				tt.check(t, got)
 				return
@@ -120,7 +148,7 @@ func TestEffective(t *testing.T) {
 func TestEffectiveSharesNothing(t *testing.T) {
 	def := &Repo{Layers: []Layer{{Name: "a", ApplyRequirements: []ApplyRequirement{Approved}}}}
 	pr := &Repo{Layers: []Layer{{Name: "a", DependsOn: []string{"b"}}}}
-	got := Effective(def, pr)
+	got := Effective(def, pr, Policy{})
 	got.Layers[0].ApplyRequirements[0] = Mergeable
 	got.Layers[0].DependsOn[0] = "c"
 	if def.Layers[0].ApplyRequirements[0] != Approved || pr.Layers[0].DependsOn[0] != "b" {

@@ -25,11 +25,22 @@ type Server struct {
 	GitHub      GitHub `yaml:"github"`
 	// TerraformBin is the terraform binary; empty means `terraform` on PATH.
 	TerraformBin string `yaml:"terraform_bin"`
+	// Terraform is what Terraform may see of the server: its environment
+	// and, in the sandbox, its files (config/terraform.go).
+	Terraform Terraform `yaml:"terraform"`
 	// Workers is how many runs execute at once on this replica.
 	Workers int `yaml:"workers"`
 	// ApplyPermission is the least repository permission that may /apply,
-	// /takeover and /helm-test: write (default), maintain or admin.
+	// /takeover, /release and /helm-test: write (default), maintain or admin.
 	ApplyPermission string `yaml:"apply_permission"`
+	// PlanPermission is the least repository permission that may /plan
+	// (run a PR's code) and /unlock: write (default), maintain or admin;
+	// triage or read open planning to more people, on private repos.
+	PlanPermission string `yaml:"plan_permission"`
+	// DefaultApplyRequirements are the apply requirements of a layer that
+	// only a PR defines: it gets these, never its own. Default approved and
+	// mergeable.
+	DefaultApplyRequirements []ApplyRequirement `yaml:"default_apply_requirements"`
 	// Redact lists regular expressions whose matches never reach GitHub or
 	// the store, besides tokens and values Terraform marks sensitive.
 	Redact   []string  `yaml:"redact"`
@@ -45,6 +56,12 @@ type Server struct {
 	// RepinInterval is how often the images that syncs pin to digests are
 	// resolved again, to rehydrate the syncs whose tags moved (default 5m).
 	RepinInterval time.Duration `yaml:"repin_interval"`
+	// Hydrate: what kustomize builds may fetch, and how long they may take
+	// (config/hydrate.go).
+	Hydrate Hydrate `yaml:"hydrate"`
+	// Storage: plan encryption keys, retention, source cache bound
+	// (config/storage.go).
+	Storage `yaml:",inline"`
 }
 
 // GitHub holds the App's identity and where GitHub is.
@@ -131,6 +148,7 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 	str("STRATA_GITHUB_GRAPHQL_URL", &s.GitHub.GraphQLURL)
 	str("STRATA_GITHUB_WEB_URL", &s.GitHub.WebURL)
 	str("STRATA_TERRAFORM_BIN", &s.TerraformBin)
+	s.Terraform.applyEnv(getenv)
 	if v, ok := getenv("STRATA_GITHUB_APP_ID"); ok && v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -162,6 +180,12 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 			}
 			*dst = n
 		}
+	}
+	if err := s.Storage.applyEnv(getenv); err != nil {
+		return err
+	}
+	if err := s.Hydrate.applyEnv(getenv); err != nil {
+		return err
 	}
 	if v, ok := getenv("STRATA_WORKERS"); ok && v != "" {
 		n, err := strconv.Atoi(v)
@@ -207,12 +231,21 @@ func (s *Server) applyDefaults() {
 	if s.ApplyPermission == "" {
 		s.ApplyPermission = "write"
 	}
+	if s.PlanPermission == "" {
+		s.PlanPermission = "write"
+	}
+	if s.DefaultApplyRequirements == nil {
+		s.DefaultApplyRequirements = []ApplyRequirement{Approved, Mergeable}
+	}
 	if s.ShutdownTimeout == 0 {
 		s.ShutdownTimeout = 5 * time.Minute
 	}
 	if s.RepinInterval == 0 {
 		s.RepinInterval = 5 * time.Minute
 	}
+	s.Storage.applyDefaults()
+	s.Hydrate.applyDefaults()
+	s.Terraform.applyDefaults()
 	s.PublicURL = strings.TrimSuffix(s.PublicURL, "/")
 }
 
@@ -250,6 +283,18 @@ func (s *Server) validate() error {
 	default:
 		problems = append(problems, fmt.Sprintf("apply_permission %q: want write, maintain or admin", s.ApplyPermission))
 	}
+	for _, r := range s.DefaultApplyRequirements {
+		switch r {
+		case Approved, Mergeable, Undiverged:
+		default:
+			problems = append(problems, fmt.Sprintf("default_apply_requirements: %q is none of approved, mergeable, undiverged", r))
+		}
+	}
+	switch s.PlanPermission {
+	case "read", "triage", "write", "maintain", "admin":
+	default:
+		problems = append(problems, fmt.Sprintf("plan_permission %q: want read, triage, write, maintain or admin", s.PlanPermission))
+	}
 	seen := map[string]bool{}
 	for _, c := range s.Clusters {
 		if c.Name == "" || c.Kubeconfig == "" {
@@ -266,6 +311,9 @@ func (s *Server) validate() error {
 	if s.GitHub.AppID != 0 && s.GitHub.PrivateKey == "" {
 		problems = append(problems, "STRATA_GITHUB_APP_ID is set but no private key: set STRATA_GITHUB_PRIVATE_KEY or STRATA_GITHUB_PRIVATE_KEY_FILE")
 	}
+	problems = append(problems, s.Storage.problems()...)
+	problems = append(problems, s.Hydrate.problems()...)
+	problems = append(problems, s.Terraform.problems()...)
 	if len(problems) > 0 {
 		return errors.New("invalid server config:\n  " + strings.Join(problems, "\n  "))
 	}

@@ -33,6 +33,8 @@ func newCrashEnv(t *testing.T) *crashEnv {
 	repo := gh.AddRepo("acme", "infra")
 	e := &crashEnv{layersEnv: &layersEnv{scenario: scenario{t: t, wait: layersWait}, state: t.TempDir()}, gh: gh, repo: repo,
 		db: storetest.URL(t, store.SQLite), dataDir: t.TempDir()}
+	// The servers' Terraform runs sandboxed: open the layer's state to it.
+	t.Setenv("STRATA_TERRAFORM_SANDBOX_READ_WRITE", e.state)
 	repo.Commit("main", map[string]string{network + "/main.tf": e.layerFile(network, 1)}, "Add layers")
 	return e
 }
@@ -180,7 +182,7 @@ func TestLayersPlanKilledMidRun(t *testing.T) {
 // state), is never run again, and the PR keeps the lock.
 func TestLayersApplyKilledMidRun(t *testing.T) {
 	e := newCrashEnv(t)
-	marker := filepath.Join(t.TempDir(), "applied")
+	marker := filepath.Join(e.state, "applied") // where the sandbox lets the provisioner write
 	slow := "resource \"terraform_data\" \"slow\" {\n  provisioner \"local-exec\" {\n    command = \"echo run >> " + marker + "; sleep 5\"\n  }\n}\n"
 	e.repo.Commit("grow", map[string]string{network + "/slow.tf": slow}, "Slow")
 	e.repo.SetPermission("alice", "write")

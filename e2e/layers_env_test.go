@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"strata.dev/strata/apptest"
+	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/githubtest"
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/tooltest"
 )
 
@@ -22,12 +24,16 @@ type layersEnv struct {
 
 const layersWait = 90 * time.Second
 
-// requireTerraform skips without the Terraform binary, unless tools are required.
+// requireTerraform skips without the Terraform binary, or without the
+// Landlock that Strata sandboxes it with, unless tools are required.
 func requireTerraform(t *testing.T) {
 	t.Helper()
 	bin := apptest.TerraformBin(t)
 	if _, err := os.Stat(bin); err != nil {
 		tooltest.Missing(t, "terraform at "+bin, err)
+	}
+	if err := sandbox.Detect(false).Err(); err != nil {
+		tooltest.Missing(t, "Landlock", err)
 	}
 }
 
@@ -36,8 +42,7 @@ func requireTerraform(t *testing.T) {
 func startLayers(t *testing.T, opts apptest.Options, layers map[string]int, extra map[string]string) *layersEnv {
 	t.Helper()
 	requireTerraform(t)
-	env := apptest.Start(t, opts)
-	e := &layersEnv{scenario: scenario{Env: env, t: t, wait: layersWait}, state: t.TempDir()}
+	e := (&layersEnv{state: t.TempDir()}).another(t, opts)
 	files := map[string]string{}
 	for dir, n := range layers {
 		files[dir+"/main.tf"] = e.layerFile(dir, n)
@@ -45,8 +50,23 @@ func startLayers(t *testing.T, opts apptest.Options, layers map[string]int, extr
 	for p, c := range extra {
 		files[p] = c
 	}
-	env.Repo.Commit("main", files, "Add layers")
+	e.Repo.Commit("main", files, "Add layers")
 	return e
+}
+
+// another starts a Strata server on the layers of e (a restart, a replica):
+// Terraform's sandbox opens their state dir to it, as an operator lists a
+// local backend's directory in terraform.sandbox_paths.
+func (e *layersEnv) another(t *testing.T, opts apptest.Options) *layersEnv {
+	t.Helper()
+	configure := opts.Configure
+	opts.Configure = func(c *config.Server) {
+		c.Terraform.SandboxPaths.ReadWrite = append(c.Terraform.SandboxPaths.ReadWrite, e.state)
+		if configure != nil {
+			configure(c)
+		}
+	}
+	return &layersEnv{scenario: scenario{Env: apptest.Start(t, opts), t: t, wait: layersWait}, state: e.state}
 }
 
 // layerFile is a layer of n terraform_data resources with its state in the

@@ -97,6 +97,7 @@ func (e *layersEnv) planCount(pr int) int {
 func TestLayersApplyRequirements(t *testing.T) {
 	e := startLayers(t, apptest.Options{}, map[string]int{network: 1}, map[string]string{".strata.yaml": requirementsYAML})
 	e.Repo.SetPermission("alice", "write")
+	e.Repo.SetPermission("bob", "write")
 	pr := e.openPR("grow", "alice", map[string]string{network + "/main.tf": e.layerFile(network, 2)})
 	head := pr.HeadSHA()
 	const check = "strata/apply: network"
@@ -223,7 +224,7 @@ func TestLayersLockCheckRepairedAtStartup(t *testing.T) {
 	e.Stop()
 
 	e.ghREST("PATCH", "repos/acme/infra/check-runs/"+itoa(lock.ID), map[string]any{"status": "completed", "conclusion": "neutral"})
-	again := &layersEnv{scenario: scenario{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub}), t: t, wait: layersWait}, state: e.state}
+	again := e.another(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub})
 	again.WaitFor(layersWait, func() bool {
 		cr, _ := again.Repo.CheckRun(head, networkLock)
 		return cr.ID != lock.ID && cr.Status == "in_progress" && cr.Title == "Locked by #1"

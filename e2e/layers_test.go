@@ -280,8 +280,7 @@ func TestLayersRestartWithQueuedPlans(t *testing.T) {
 		t.Fatal("no plan was still queued when the server stopped; the test proves nothing")
 	}
 
-	again := apptest.Start(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub})
-	e2 := &layersEnv{scenario: scenario{Env: again, t: t, wait: layersWait}, state: e.state}
+	e2 := e.another(t, apptest.Options{DatabaseURL: db, DataDir: data, GitHub: e.GitHub})
 	for _, d := range dirs {
 		if cr := e2.completed(head, "strata/plan: "+d); cr.Conclusion != "success" {
 			t.Errorf("%s after restart = %s %q", d, cr.Conclusion, cr.Title)
@@ -300,7 +299,7 @@ func TestLayersTwoReplicas(t *testing.T) {
 	requireTerraform(t)
 	db := storetest.URL(t, store.Postgres)
 	a := startLayers(t, apptest.Options{DatabaseURL: db}, map[string]int{network: 1}, nil)
-	b := &layersEnv{scenario: scenario{Env: apptest.Start(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub}), t: t, wait: layersWait}, state: a.state}
+	b := a.another(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub})
 	pr := a.openPR("grow", "alice", map[string]string{network + "/main.tf": a.layerFile(network, 300)})
 	head := pr.HeadSHA()
 

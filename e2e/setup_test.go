@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,12 +24,17 @@ import (
 	"strata.dev/strata/store/storetest"
 )
 
-// A fresh server without App credentials starts in setup mode, registers the
-// App through GitHub's manifest flow, stores the credentials owner-only and
-// goes on as a configured server; the setup pages then disappear.
+// A fresh server without App credentials starts in setup mode and prints a
+// setup URL with a one-time token. Strangers on the network, without the
+// token or the operator's browser, can neither see the form nor finish a
+// registration, not even with a real manifest code of their own. The
+// operator registers the App through GitHub's manifest flow; the credentials
+// are stored owner-only, shown nowhere, and the server goes on as a
+// configured server; the setup pages and the token then disappear.
 func TestFirstRunRegistersTheApp(t *testing.T) {
 	gh := githubtest.NewServer(t)
 	gh.AddManifestCode("one-time-code")
+	gh.AddManifestCode("attacker-code") // from the attacker's own manifest flow
 	dataDir := t.TempDir()
 	cfg, err := config.LoadServerFrom(&config.Server{
 		DatabaseURL: storetest.URL(t, "sqlite"),
@@ -39,8 +48,10 @@ func TestFirstRunRegistersTheApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	console := &logBuffer{}
+	log := zerolog.New(io.MultiWriter(zerolog.NewTestWriter(t), console))
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := app.New(ctx, cfg, zerolog.New(zerolog.NewTestWriter(t)), app.Options{Listener: ln, Heartbeat: 100 * time.Millisecond})
+	srv, err := app.New(ctx, cfg, log, app.Options{Listener: ln, Heartbeat: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +60,36 @@ func TestFirstRunRegistersTheApp(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	base := "http://" + srv.Addr()
 
-	page := get(t, base+"/setup")
+	// The operator reads the setup URL from the console.
+	var setupURL string
+	gh.WaitFor(t, 20*time.Second, func() bool {
+		m := regexp.MustCompile(`Open (http://\S+/setup\?token=([0-9a-f]{32})) to register`).FindStringSubmatch(console.String())
+		if m != nil {
+			setupURL = m[1]
+		}
+		return m != nil
+	})
+
+	// A stranger without the token gets no form.
+	for _, u := range []string{base + "/setup", base + "/setup?token=", base + "/setup?token=00000000000000000000000000000000"} {
+		code, body := fetch(t, http.DefaultClient, u)
+		if code != http.StatusForbidden || strings.Contains(body, "<form") || strings.Contains(body, "manifest") {
+			t.Fatalf("GET %s by a stranger answered %d:\n%s", u, code, body)
+		}
+		if !strings.Contains(body, "setup URL that strata serve printed in its log") {
+			t.Errorf("the refusal does not say where the setup URL is:\n%s", body)
+		}
+	}
+	if res := status(t, base+"/readyz"); res != http.StatusServiceUnavailable {
+		t.Fatalf("readyz in setup mode answered %d, want 503", res)
+	}
+
+	// The operator's browser opens the URL and gets the form.
+	browser := &http.Client{Jar: mustJar(t)}
+	code, page := fetch(t, browser, setupURL)
+	if code != http.StatusOK {
+		t.Fatalf("the setup URL from the console answered %d:\n%s", code, page)
+	}
 	for _, want := range []string{gh.WebURL() + "settings/apps/new?state=", base + "/api/github/hook", base + "/setup/callback", "pull_request_review", "&#34;checks&#34;:&#34;write&#34;"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("setup page lacks %q", want)
@@ -59,14 +99,39 @@ func TestFirstRunRegistersTheApp(t *testing.T) {
 	if state == nil {
 		t.Fatalf("no state on the setup page:\n%s", page)
 	}
-	if res := status(t, base+"/setup/callback?code=one-time-code&state=forged"); res != http.StatusBadRequest {
-		t.Fatalf("callback with a forged state answered %d, want 400", res)
+
+	// A stranger brings a real code of their own App to the callback: with a
+	// made-up state, with a cookie made to match it, with the operator's
+	// state (leaked from a URL) and no cookie or a made-up one. All refused.
+	attacks := []struct{ name, state, cookie string }{
+		{"forged state, no cookie", "forged", ""},
+		{"forged state and cookie", "0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"},
+		{"leaked state, no cookie", state[1], ""},
+		{"leaked state, cookie set to it", state[1], state[1]},
 	}
-	if res := status(t, base+"/readyz"); res != http.StatusServiceUnavailable {
-		t.Fatalf("readyz in setup mode answered %d, want 503", res)
+	for _, a := range attacks {
+		req, _ := http.NewRequest(http.MethodGet, base+"/setup/callback?code=attacker-code&state="+a.state, nil)
+		if a.cookie != "" {
+			req.Header.Set("Cookie", "strata_setup="+a.cookie)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Errorf("callback by a stranger (%s) answered %d, want 403", a.name, res.StatusCode)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, config.CredentialsFile)); !os.IsNotExist(err) {
+		t.Fatalf("credentials stored after a stranger's callbacks (stat: %v)", err)
 	}
 
-	done1 := get(t, base+"/setup/callback?code=one-time-code&state="+state[1])
+	// GitHub sends the operator's browser back with the code.
+	code, done1 := fetch(t, browser, base+"/setup/callback?code=one-time-code&state="+state[1])
+	if code != http.StatusOK {
+		t.Fatalf("the operator's callback answered %d:\n%s", code, done1)
+	}
 	if strings.Contains(done1, "PRIVATE KEY") || strings.Contains(done1, "whsec-") || strings.Contains(done1, "cs-one") {
 		t.Fatalf("the setup page shows a secret:\n%s", done1)
 	}
@@ -78,8 +143,19 @@ func TestFirstRunRegistersTheApp(t *testing.T) {
 		t.Fatalf("credentials stored with mode %v, want 0600", fi.Mode().Perm())
 	}
 	gh.WaitFor(t, 20*time.Second, func() bool { return status(t, base+"/readyz") == http.StatusOK })
+
+	// The token and the flow die with the registration: no second one.
 	if res := status(t, base+"/setup"); res != http.StatusNotFound {
 		t.Fatalf("/setup after registration answered %d, want 404", res)
+	}
+	if code, _ := fetch(t, browser, setupURL); code != http.StatusNotFound {
+		t.Fatalf("the setup URL with its token after registration answered %d, want 404", code)
+	}
+	if code, _ := fetch(t, browser, base+"/setup/callback?code=attacker-code&state="+state[1]); code != http.StatusNotFound {
+		t.Fatalf("a second callback after registration answered %d, want 404", code)
+	}
+	if strings.Contains(console.String(), "whsec-") || strings.Contains(console.String(), "PRIVATE KEY") {
+		t.Fatal("the log shows a secret of the App")
 	}
 
 	// It now serves webhooks signed with the secret GitHub gave it.
@@ -97,10 +173,44 @@ func TestFirstRunRegistersTheApp(t *testing.T) {
 
 func status(t *testing.T, url string) int {
 	t.Helper()
-	res, err := http.Get(url)
+	code, _ := fetch(t, http.DefaultClient, url)
+	return code
+}
+
+func fetch(t *testing.T, c *http.Client, url string) (int, string) {
+	t.Helper()
+	res, err := c.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	return res.StatusCode
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+func mustJar(t *testing.T) *cookiejar.Jar {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jar
+}
+
+// logBuffer keeps what the server logged, as an operator's console does.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

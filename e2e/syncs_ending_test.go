@@ -12,6 +12,7 @@ import (
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/hydrate"
 	"strata.dev/strata/engine/hydrate/hydratetest"
+	"strata.dev/strata/githubtest"
 	"strata.dev/strata/store"
 	"strata.dev/strata/store/storetest"
 )
@@ -59,6 +60,18 @@ func (e *syncsEnv) givenBack(pr int, head, why string) {
 	}
 }
 
+// clientTries is how often Strata's GitHub client sends an idempotent
+// request that keeps failing with 5xx: once and three retries (ghretry).
+const clientTries = 4
+
+// failHard fails a request so that the client's own retries give up too,
+// and the job's retry is what has to recover.
+func failHard(gh *githubtest.Server, method, path string, status int) {
+	for range clientTries {
+		gh.FailNext(method, path, status)
+	}
+}
+
 // The Release button ends the takeover, and GitHub fails the first request
 // of the hand-back (completing the takeover check): the command's retry
 // still hydrates main's head into dev and tells the PR, and the sync can be
@@ -68,10 +81,10 @@ func TestSyncsTakeoverReleaseSurvivesAFailure(t *testing.T) {
 	pr, head := e.takenOver("")
 	tk, _ := e.Repo.CheckRun(head, devTakeover)
 
-	e.GitHub.FailNext(http.MethodPatch, fmt.Sprintf("/repos/acme/infra/check-runs/%d", tk.ID), http.StatusBadGateway)
+	failHard(e.GitHub, http.MethodPatch, fmt.Sprintf("/repos/acme/infra/check-runs/%d", tk.ID), http.StatusBadGateway)
 	e.Deliver(e.Repo.CheckRunEvent("requested_action", tk.ID, "release", "alice"))
 	e.givenBack(pr, head, "@alice released it")
-	if f := e.GitHub.Failed(); len(f) != 1 {
+	if f := e.GitHub.Failed(); len(f) != clientTries {
 		t.Fatalf("failed requests = %+v", f)
 	}
 
@@ -87,11 +100,11 @@ func TestSyncsTakeoverExpirySurvivesAFailure(t *testing.T) {
 	e := startSyncs(t, apptest.Options{Clock: clock.Now}, nil)
 	// Only the hand-back reads main's ref (hydrations read dev's), so the
 	// fault can wait from the start.
-	e.GitHub.FailNext(http.MethodGet, "/repos/acme/infra/git/ref/heads/main", http.StatusInternalServerError)
+	failHard(e.GitHub, http.MethodGet, "/repos/acme/infra/git/ref/heads/main", http.StatusInternalServerError)
 	pr, head := e.takenOver(" 2h")
 	clock.elapse(t, e.Server.Store(), 2*time.Hour+time.Second)
 	e.givenBack(pr, head, "it expired at")
-	if f := e.GitHub.Failed(); len(f) != 1 {
+	if f := e.GitHub.Failed(); len(f) != clientTries {
 		t.Fatalf("failed requests = %+v", f)
 	}
 	noViolations(t, e.GitHub)

@@ -29,8 +29,9 @@ const (
 // verdict is what one answer from GitHub means for the request.
 type verdict struct {
 	reason Reason // "" when the answer is final
-	// wait is how long GitHub asked to wait; 0 when it did not say.
+	// wait is how long GitHub asked to wait, when told.
 	wait time.Duration
+	told bool
 	// message is GitHub's message, for the error when the wait is too long.
 	message string
 }
@@ -51,13 +52,13 @@ func judge(res *http.Response, err error, now time.Time) verdict {
 	// Retry-After comes first: GitHub sends it with secondary limits, and
 	// then x-ratelimit-remaining may well be non-zero.
 	if res.Header.Get("Retry-After") != "" {
-		return verdict{reason: SecondaryRateLimit, wait: retryAfter(res.Header, now), message: peekMessage(res)}
+		return verdict{reason: SecondaryRateLimit, wait: retryAfter(res.Header, now), told: true, message: peekMessage(res)}
 	}
 	if res.Header.Get("X-RateLimit-Remaining") == "0" {
 		if reset, ok := resetTime(res.Header); ok {
 			// The reset is whole seconds on GitHub's clock; never retry
 			// sooner than a second, or a clock a little ahead spins.
-			return verdict{reason: PrimaryRateLimit, wait: max(reset.Sub(now), time.Second), message: peekMessage(res)}
+			return verdict{reason: PrimaryRateLimit, wait: max(reset.Sub(now), time.Second), told: true, message: peekMessage(res)}
 		}
 	}
 	// A 403 is mostly a missing permission; only the message tells a

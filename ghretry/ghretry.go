@@ -149,8 +149,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// GitHub performs no request it refuses for a rate limit, so
 			// even a create may be sent again.
 			wait := v.wait
-			if wait == 0 {
-				// No Retry-After: GitHub asks for a minute, then more.
+			if !v.told {
+				// GitHub asks for a minute, then more, when it does not say.
 				wait = time.Minute << min(limitRetries, 4)
 			}
 			p := pause{until: now.Add(wait), reason: v.reason, message: v.message}
@@ -172,7 +172,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if errorRetries >= t.opts.Retries || !idempotent(req.Method) || !replayable(req) || ctx.Err() != nil {
 				return res, err
 			}
-			wait := max(t.jitter(min(t.opts.Backoff<<errorRetries, t.opts.MaxBackoff)), v.wait)
+			wait := max(t.jitter(t.backoffCeiling(errorRetries)), v.wait)
 			if wait > allowedWait(ctx, now, waitEnd) {
 				return res, err
 			}
@@ -254,6 +254,15 @@ func (t *Transport) pauseUntil(p pause) {
 	if p.until.After(t.pause.until) {
 		t.pause = p
 	}
+}
+
+// backoffCeiling is Backoff doubled n times, at most MaxBackoff.
+func (t *Transport) backoffCeiling(n int) time.Duration {
+	d := t.opts.Backoff
+	for ; n > 0 && d < t.opts.MaxBackoff; n-- {
+		d *= 2
+	}
+	return min(d, t.opts.MaxBackoff)
 }
 
 func (t *Transport) retrying(req *http.Request, reason Reason, wait time.Duration) {

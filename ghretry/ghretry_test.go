@@ -202,6 +202,17 @@ func TestSecondaryLimitWithoutRetryAfterWaitsAMinute(t *testing.T) {
 	}
 }
 
+// Retry-After: 0 is taken at its word.
+func TestRetryAfterZeroRetriesAtOnce(t *testing.T) {
+	h := newHarness(Options{}, secondary(403, "0"), created())
+	if res, _, err := h.do(t, context.Background(), "POST", `{}`); err != nil || res.StatusCode != 201 {
+		t.Fatalf("got %v %v", res, err)
+	}
+	if len(h.clock.sleeps()) != 0 || len(h.retries) != 1 || h.retries[0].wait != 0 {
+		t.Errorf("slept %v, retries %+v, want one retry at once", h.clock.sleeps(), h.retries)
+	}
+}
+
 // An exhausted primary limit waits until x-ratelimit-reset, then retries.
 func TestPrimaryLimitWaitsForReset(t *testing.T) {
 	h := newHarness(Options{}, primary(90*time.Second))
@@ -331,7 +342,7 @@ func TestServerErrorsRetryIdempotentRequests(t *testing.T) {
 
 // Backoff is drawn below a ceiling that doubles up to MaxBackoff.
 func TestBackoffHasFullJitter(t *testing.T) {
-	h := newHarness(Options{Retries: 6, Backoff: time.Second, MaxBackoff: 5 * time.Second},
+	h := newHarness(Options{Retries: 80, Backoff: time.Second, MaxBackoff: 5 * time.Second},
 		answer{status: 502}, answer{status: 502}, answer{status: 502}, answer{status: 502})
 	var ceilings []time.Duration
 	h.tr.jitter = func(c time.Duration) time.Duration { ceilings = append(ceilings, c); return c / 2 }
@@ -342,6 +353,9 @@ func TestBackoffHasFullJitter(t *testing.T) {
 	}
 	if s := h.clock.sleeps(); s[0] != 500*time.Millisecond {
 		t.Errorf("slept %v, want the jittered wait", s)
+	}
+	if c := h.tr.backoffCeiling(79); c != 5*time.Second {
+		t.Errorf("ceiling after 79 retries = %v, want MaxBackoff", c)
 	}
 	for i := 0; i < 1000; i++ {
 		if d := fullJitter(time.Second); d < 0 || d > time.Second {

@@ -77,6 +77,11 @@ func (r *Repo) OpenPR(head, base, author string) *PR {
 	if _, ok := headRepo.refs["heads/"+head]; !ok {
 		r.s.t.Fatalf("githubtest: OpenPR: no branch %s in %s", head, headRepo.FullName())
 	}
+	// A branch of the repository itself was pushed by someone with push
+	// access: its author can write, unless the test said otherwise.
+	if headRepo == r && r.perms[author] == "" {
+		r.perms[author] = "write"
+	}
 	is := r.newIssue(fmt.Sprintf("Change from %s", head), author)
 	is.pr = &pull{id: r.s.id(), headRepo: headRepo, headRef: head, baseRef: base, mergeable: true, mergeableState: "clean"}
 	return &PR{Repo: r, Number: is.number}

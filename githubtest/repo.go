@@ -74,7 +74,9 @@ func (r *Repo) FullName() string { return r.Owner + "/" + r.Name }
 func (r *Repo) DefaultBranch() string { return r.defaultBranch }
 
 // SetPermission sets a user's permission on the repository: admin, maintain,
-// write, triage, read or none. Users without one have none.
+// write, triage, read or none. Users without one have none, but the author
+// of a PR from a branch of the repository has write (GitHub let them push
+// it) unless set otherwise.
 func (r *Repo) SetPermission(user, perm string) {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -21,7 +20,7 @@ func (h *CheckRun) Handles() []string { return []string{"check_run"} }
 func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.CheckRunEvent
 	if err := json.Unmarshal(payload, &event); err != nil {
-		return fmt.Errorf("parse check_run payload: %w", err)
+		return &PayloadError{Event: "check_run", Err: err}
 	}
 	run := event.GetCheckRun()
 	var cmd string

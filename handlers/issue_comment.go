@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -20,7 +19,7 @@ func (h *IssueComment) Handles() []string { return []string{"issue_comment"} }
 func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.IssueCommentEvent
 	if err := json.Unmarshal(payload, &event); err != nil {
-		return fmt.Errorf("parse issue_comment payload: %w", err)
+		return &PayloadError{Event: "issue_comment", Err: err}
 	}
 	// Only new comments on PRs, by people: edits don't re-run commands.
 	if event.GetAction() != "created" || !event.GetIssue().IsPullRequest() || h.isBot(event.GetComment().GetUser()) {

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -19,7 +18,7 @@ func (h *PullRequest) Handles() []string { return []string{"pull_request"} }
 func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.PullRequestEvent
 	if err := json.Unmarshal(payload, &event); err != nil {
-		return fmt.Errorf("parse pull_request payload: %w", err)
+		return &PayloadError{Event: "pull_request", Err: err}
 	}
 	switch event.GetAction() {
 	case "opened", "reopened", "synchronize", "closed":

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -19,7 +18,7 @@ func (h *PullRequestReview) Handles() []string { return []string{"pull_request_r
 func (h *PullRequestReview) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.PullRequestReviewEvent
 	if err := json.Unmarshal(payload, &event); err != nil {
-		return fmt.Errorf("parse pull_request_review payload: %w", err)
+		return &PayloadError{Event: "pull_request_review", Err: err}
 	}
 	if event.GetAction() != "submitted" && event.GetAction() != "dismissed" {
 		return nil

@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sort"
 
 	"github.com/google/go-github/v60/github"
@@ -24,7 +23,7 @@ const pushCommitLimit = 20
 func (h *Push) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.PushEvent
 	if err := json.Unmarshal(payload, &event); err != nil {
-		return fmt.Errorf("parse push payload: %w", err)
+		return &PayloadError{Event: "push", Err: err}
 	}
 	repo := event.GetRepo()
 	if event.GetRef() != "refs/heads/"+repo.GetDefaultBranch() || event.GetDeleted() {

@@ -101,11 +101,17 @@ func applyRefused(ctx context.Context, d *worker.Deps, c *worker.CommandContext,
 // readRequirements reads the PR's facts that the layers' apply
 // requirements look at, and only those.
 func readRequirements(ctx context.Context, pr pull.Context, layers []config.Layer) (requirementFacts, error) {
-	f := requirementFacts{Author: pr.Author(), Conflicts: pr.Conflicts(), BaseRef: pr.BaseRef()}
+	f := requirementFacts{Author: pr.Author(), Head: pr.HeadSHA(), Conflicts: pr.Conflicts(), BaseRef: pr.BaseRef()}
 	var err error
 	if needs(layers, config.Approved) {
 		if f.Reviews, err = pr.Reviews(ctx); err != nil {
 			return f, err
+		}
+		f.Reviewers = map[string]pull.Permission{}
+		for _, r := range approvals(f.Reviews) {
+			if f.Reviewers[r.Author], err = pr.Permission(ctx, r.Author); err != nil {
+				return f, err
+			}
 		}
 	}
 	if needs(layers, config.Mergeable) && !f.Conflicts {

@@ -55,10 +55,16 @@ func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerAp
 			continue
 		}
 		res, runRep, err := w.applyLayer(ctx, rep, a, step, runID, logURL)
+		if err != nil && queue.LeaseLost(ctx) {
+			// The replica that claims the run reports it interrupted.
+			return context.Cause(ctx)
+		}
 		ctx := context.WithoutCancel(ctx)
 		if err != nil {
 			failed = name
-			lines = append(lines, fmt.Sprintf("- ❌ `%s`: %s", name, firstLine(errorText(err))))
+			// The comment goes out through rep, which knows only the server's
+			// secrets: this layer's sensitive values are masked here.
+			lines = append(lines, runRep.Redact(fmt.Sprintf("- ❌ `%s`: %s", name, firstLine(errorText(err)))))
 			if uerr := runRep.UpdateCheck(ctx, step.CheckRunID, failedCheck(checks.Apply(name), a.HeadSHA, a.PR, err, logURL, applyActions)); uerr != nil {
 				return uerr
 			}
@@ -88,14 +94,19 @@ func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerAp
 // applied before Terraform runs, so no path applies it twice.
 func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter, a jobs.LayerApply, step jobs.ApplyStep, runID int64, logURL string) (*terraform.ApplyResult, *report.Reporter, error) {
 	d, name := w.d, step.Layer.Name
+	plans, err := d.Store.PlansOfPR(ctx, a.FullName, a.PR)
+	if err != nil {
+		return nil, rep, err
+	}
 	for _, dep := range step.Layer.DependsOn {
-		p, err := d.Store.PlanAt(ctx, a.FullName, a.PR, dep, a.HeadSHA)
-		if err == nil && p.HasChanges && p.AppliedAt.IsZero() {
-			return nil, rep, fmt.Errorf("`%s` depends on `%s`, whose plan is not applied", name, dep)
+		for _, p := range plans {
+			if p.Layer == dep && p.HeadSHA == a.HeadSHA && p.HasChanges && p.AppliedAt.IsZero() {
+				return nil, rep, fmt.Errorf("`%s` depends on `%s`, whose plan is not applied", name, dep)
+			}
 		}
 	}
 	plan, err := d.Store.PlanAt(ctx, a.FullName, a.PR, name, a.HeadSHA)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrPlanUnsealed) {
 		return nil, rep, errors.New(staleMessage)
 	}
 	if err != nil {
@@ -128,8 +139,14 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	}
 	defer done()
 	res, err := terraform.Apply(ctx, terraform.ApplyInput{Setup: setup, PlanFile: plan.PlanFile})
-	d.AppendLog(ctx, log.String(), rep.Redact)
-	return res, rep, err
+	// The plan's sensitive values mask the apply's log, check and comment
+	// as they masked the plan's.
+	runRep := rep
+	if res != nil {
+		runRep = runReporter(rep, res.Sensitive)
+	}
+	d.AppendLog(ctx, log.String(), runRep.Redact)
+	return res, runRep, err
 }
 
 // applyInterrupted reports an apply whose server died while it ran: it is

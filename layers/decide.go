@@ -10,6 +10,7 @@ import (
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/store"
 )
 
@@ -138,8 +139,13 @@ func plansAt(plans []*store.Plan, head string) map[string]*store.Plan {
 // requirementFacts are the PR's facts that apply requirements look at. The
 // caller reads only those the layers require (needs says which).
 type requirementFacts struct {
-	Author    string
-	Reviews   []pull.Review
+	Author string
+	// Head is the commit the plans are of; approvals count for it only.
+	Head    string
+	Reviews []pull.Review
+	// Reviewers holds the permission of each user whose latest review
+	// approves.
+	Reviewers map[string]pull.Permission
 	Conflicts bool
 	Statuses  []pull.Status
 	BaseRef   string
@@ -163,8 +169,8 @@ func unmetRequirement(reqs []config.ApplyRequirement, f requirementFacts) string
 	for _, req := range reqs {
 		switch req {
 		case config.Approved:
-			if !approved(f.Author, f.Reviews) {
-				return "it requires an approving review by someone other than the author"
+			if why := unapproved(f); why != "" {
+				return why
 			}
 		case config.Mergeable:
 			if why := unmergeable(f.Conflicts, f.Statuses); why != "" {
@@ -180,20 +186,56 @@ func unmetRequirement(reqs []config.ApplyRequirement, f requirementFacts) string
 	return ""
 }
 
-// approved: the newest review of someone other than the author approves.
-func approved(author string, reviews []pull.Review) bool {
-	latest := map[string]string{}
-	for _, r := range reviews {
-		if st := r.State; st == "APPROVED" || st == "CHANGES_REQUESTED" || st == "DISMISSED" {
-			latest[r.Author] = st
+// approvals are the reviews that stand: each reviewer's latest review that
+// approves, requests changes or was dismissed (a comment changes nothing),
+// keeping those that approve, in review order.
+func approvals(reviews []pull.Review) []pull.Review {
+	latest := map[string]int{}
+	var order []string
+	for i, r := range reviews {
+		switch r.State {
+		case "APPROVED", "CHANGES_REQUESTED", "DISMISSED":
+			if _, seen := latest[r.Author]; !seen {
+				order = append(order, r.Author)
+			}
+			latest[r.Author] = i
 		}
 	}
-	for user, st := range latest {
-		if st == "APPROVED" && !strings.EqualFold(user, author) {
-			return true
+	var out []pull.Review
+	for _, user := range order {
+		if r := reviews[latest[user]]; r.State == "APPROVED" {
+			out = append(out, r)
 		}
 	}
-	return false
+	return out
+}
+
+// unapproved says why no approval counts, or "". An approval counts only
+// when its reviewer is not the PR's author, has write permission or more,
+// and reviewed the head commit the plans are of: an approval of an earlier
+// commit did not see what is applied, and a reader's approval is no review.
+func unapproved(f requirementFacts) string {
+	const need = "it requires an approving review by someone other than the author, with write permission, of the head commit"
+	var why []string
+	for _, r := range approvals(f.Reviews) {
+		switch perm := f.Reviewers[r.Author]; {
+		case strings.EqualFold(r.Author, f.Author):
+			why = append(why, "the author's own approval does not count")
+		case !perm.AtLeast(pull.Write):
+			if perm == "" || perm == pull.None {
+				perm = "no"
+			}
+			why = append(why, fmt.Sprintf("@%s has %s permission, so their approval does not count", r.Author, perm))
+		case r.CommitID != f.Head:
+			why = append(why, fmt.Sprintf("@%s approved %s, not the head %s", r.Author, report.Short(r.CommitID), report.Short(f.Head)))
+		default:
+			return ""
+		}
+	}
+	if len(why) == 0 {
+		return need
+	}
+	return need + ": " + strings.Join(why, "; ")
 }
 
 // unmergeable: conflicts, or a failing check or status on the head other
@@ -301,6 +343,8 @@ func planOutcomeOf(superseded bool, err error, attempt, maxAttempts int) planOut
 		return planPlanned
 	case errors.As(err, &tfErr):
 		return planToolFailed
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return planInfraFailed // the same kernel will refuse again
 	case attempt < maxAttempts:
 		return planRetry
 	}

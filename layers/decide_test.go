@@ -12,6 +12,7 @@ import (
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/pull/pulltest"
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/store"
 )
 
@@ -81,6 +82,7 @@ func TestDecideApply(t *testing.T) {
 		return l
 	}
 	locked := map[string]int{"network": 7, "dns": 7, "app": 7}
+	writers := map[string]pull.Permission{"alice": pull.Write, "bob": pull.Write, "rita": pull.Read}
 	for _, tc := range []struct {
 		name   string
 		layers []config.Layer
@@ -119,9 +121,41 @@ func TestDecideApply(t *testing.T) {
 			pr: pulltest.Context{AuthorValue: "alice", ReviewsValue: []pull.Review{
 				{Author: "bob", State: "APPROVED", CommitID: head}, {Author: "bob", State: "CHANGES_REQUESTED", CommitID: head}}},
 			refused: []string{"network"}, reason: "approving review"},
-		{name: "approved by another", layers: []config.Layer{strict(network, config.Approved)},
+		{name: "approved by a writer, of the head", layers: []config.Layer{strict(network, config.Approved)},
 			plans: []*store.Plan{plan("network", head, true, false)}, locks: locked,
-			pr:  pulltest.Context{AuthorValue: "alice", ReviewsValue: []pull.Review{{Author: "bob", State: "APPROVED", CommitID: head}}},
+			pr: pulltest.Context{AuthorValue: "alice", PermissionsValue: writers,
+				ReviewsValue: []pull.Review{{Author: "bob", State: "APPROVED", CommitID: head}}},
+			run: []string{"network"}},
+		{name: "approved by a reader: does not count", layers: []config.Layer{strict(network, config.Approved)},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: locked,
+			pr: pulltest.Context{AuthorValue: "alice", PermissionsValue: writers,
+				ReviewsValue: []pull.Review{{Author: "rita", State: "APPROVED", CommitID: head}}},
+			refused: []string{"network"}, reason: "@rita has read permission, so their approval does not count"},
+		{name: "approved by a stranger: does not count", layers: []config.Layer{strict(network, config.Approved)},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: locked,
+			pr: pulltest.Context{AuthorValue: "alice", PermissionsValue: writers,
+				ReviewsValue: []pull.Review{{Author: "sam", State: "APPROVED", CommitID: head}}},
+			refused: []string{"network"}, reason: "@sam has no permission"},
+		{name: "approval of an earlier commit: does not count", layers: []config.Layer{strict(network, config.Approved)},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: locked,
+			pr: pulltest.Context{AuthorValue: "alice", PermissionsValue: writers,
+				ReviewsValue: []pull.Review{{Author: "bob", State: "APPROVED", CommitID: oldHead}}},
+			refused: []string{"network"}, reason: "@bob approved 0000000, not the head 1111111"},
+		{name: "approval dismissed later: does not count", layers: []config.Layer{strict(network, config.Approved)},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: locked,
+			pr: pulltest.Context{AuthorValue: "alice", PermissionsValue: writers,
+				ReviewsValue: []pull.Review{{Author: "bob", State: "APPROVED", CommitID: head}, {Author: "bob", State: "DISMISSED", CommitID: head}}},
+			refused: []string{"network"}, reason: "approving review by someone other than the author"},
+		{name: "a comment after an approval keeps it", layers: []config.Layer{strict(network, config.Approved)},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: locked,
+			pr: pulltest.Context{AuthorValue: "alice", PermissionsValue: writers,
+				ReviewsValue: []pull.Review{{Author: "bob", State: "APPROVED", CommitID: head}, {Author: "bob", State: "COMMENTED", CommitID: head}}},
+			run: []string{"network"}},
+		{name: "one counting approval among ones that do not", layers: []config.Layer{strict(network, config.Approved)},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: locked,
+			pr: pulltest.Context{AuthorValue: "alice", PermissionsValue: writers, ReviewsValue: []pull.Review{
+				{Author: "alice", State: "APPROVED", CommitID: head}, {Author: "rita", State: "APPROVED", CommitID: head},
+				{Author: "bob", State: "APPROVED", CommitID: head}}},
 			run: []string{"network"}},
 		{name: "mergeable: conflicts", layers: []config.Layer{strict(network, config.Mergeable)},
 			plans: []*store.Plan{plan("network", head, true, false)}, locks: locked,
@@ -267,6 +301,7 @@ func TestPlanOutcome(t *testing.T) {
 		{"terraform failed: no retry", false, tfErr, 1, 3, planToolFailed},
 		{"infrastructure, attempts left", false, infra, 2, 3, planRetry},
 		{"infrastructure, last attempt", false, infra, 3, 3, planInfraFailed},
+		{"no sandbox on this kernel: no retry", false, sandbox.Status{}.Err(), 1, 3, planInfraFailed},
 	} {
 		if got := planOutcomeOf(tc.superseded, tc.err, tc.attempt, tc.attempts); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)

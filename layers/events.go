@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"strata.dev/strata/access"
 	"strata.dev/strata/config"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/report"
@@ -36,7 +37,7 @@ func layersOnPullRequest(ctx context.Context, d *worker.Deps, ev jobs.PullReques
 	if err := moveLocks(ctx, d, rep, ev); err != nil {
 		return err
 	}
-	if ev.Fork {
+	if !access.RunsOnItsOwn(ev.Fork) {
 		return explainFork(ctx, d, rep, ev)
 	}
 	return autoplan(ctx, d, rep, ev)
@@ -87,7 +88,7 @@ func autoplan(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev jobs
 	if err != nil {
 		return err
 	}
-	cfg, err := worker.LoadRepoConfig(ctx, pr, ev.HeadSHA, ev.DefaultBranch)
+	cfg, err := d.LoadRepoConfig(ctx, pr, ev.HeadSHA, ev.DefaultBranch)
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
 		return nil // the command path reports config errors; autoplan stays quiet

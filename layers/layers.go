@@ -2,6 +2,7 @@ package layers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -80,14 +81,23 @@ func repoLayers(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string,
 	if err != nil {
 		return nil, fmt.Errorf("discover layers of %s@%s: %w", repo.FullName, sha, err)
 	}
+	for _, dir := range dirs {
+		if err := discoveredNameProblem(dir); err != nil {
+			worker.Warn(ctx, fmt.Errorf("%s@%s: %w", repo.FullName, sha, err), "discover layers")
+		}
+	}
 	return DiscoveredLayers(dirs), nil
 }
 
 // DiscoveredLayers gives discovered layer directories the defaults of a
-// layer in .strata.yaml that only sets its dir.
+// layer in .strata.yaml that only sets its dir. A directory whose path
+// cannot be a layer name is not a layer (discoveredNameProblem).
 func DiscoveredLayers(dirs []string) []config.Layer {
 	out := make([]config.Layer, 0, len(dirs))
 	for _, dir := range dirs {
+		if discoveredNameProblem(dir) != nil {
+			continue
+		}
 		out = append(out, config.Layer{
 			Name:      dir,
 			Dir:       dir,
@@ -96,6 +106,24 @@ func DiscoveredLayers(dirs []string) []config.Layer {
 		})
 	}
 	return out
+}
+
+// discoveredNameProblem says why a discovered directory cannot be a layer.
+// Its path becomes the layer's name, which check names, comments and
+// commands carry: it must be a name .strata.yaml accepts (letters, digits
+// and "-_./", no space, backtick or newline a PR could forge text with),
+// without the "@" that names a workspace. Such a directory can still be a
+// layer: .strata.yaml gives it a name.
+func discoveredNameProblem(dir string) error {
+	err := command.CheckName(dir)
+	if err == nil && strings.Contains(dir, "@") {
+		err = errors.New("`@` names a workspace")
+	}
+	if err != nil {
+		return fmt.Errorf("directory %q holds Terraform files but is not a layer: its path is not a valid layer name (%v); "+
+			"give it a name in %s", dir, err, config.RepoFile)
+	}
+	return nil
 }
 
 // pickLayers returns the layers named (by name or dir), or an error naming

@@ -152,6 +152,11 @@ func (w *lockRepairWorker) repair(ctx context.Context, l *store.Lock) error {
 	if l.InstallationID == 0 {
 		return nil
 	}
+	// The plan that took the lock is creating its check (TryLock,
+	// CreateCheck, SetLockCheck); repairing now would make a second one.
+	if l.CheckRunID == 0 && time.Since(l.LockedAt) < jobs.CommandTimeout {
+		return nil
+	}
 	owner, name, _ := cutRepo(l.Repo)
 	rep, err := w.d.Reporter(jobs.NewRepo(l.InstallationID, owner, name))
 	if err != nil {

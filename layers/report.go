@@ -38,11 +38,13 @@ func finishBatchItem(ctx context.Context, d *worker.Deps, rep *report.Reporter, 
 		stored.PlanFile, stored.Sensitive = nil, nil
 		r.Result = &stored
 	}
-	body, err := json.Marshal(r)
+	// Masked before it is encoded: a secret that JSON escapes would not be
+	// found in the encoding.
+	body, err := redact.JSON(r, rep.Redact)
 	if err != nil {
 		return err
 	}
-	items, err := d.Store.FinishBatchItem(ctx, batch, store.BatchItem{Layer: r.Layer, Position: r.Position, Report: rep.Redact(string(body))})
+	items, err := d.Store.FinishBatchItem(ctx, batch, store.BatchItem{Layer: r.Layer, Position: r.Position, Report: string(body)})
 	if err != nil || items == nil {
 		return err
 	}

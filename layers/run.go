@@ -15,6 +15,7 @@ import (
 	"strata.dev/strata/checks"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/jobs"
+	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
 	"strata.dev/strata/worker"
@@ -79,6 +80,10 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 		runRep = runReporter(rep, res.Sensitive)
 	}
 	d.AppendLog(ctx, log.String(), runRep.Redact)
+	if queue.LeaseLost(ctx) {
+		// Another replica retries this plan and reports it.
+		return context.Cause(ctx)
+	}
 	superseded := errors.Is(context.Cause(ctx), errSuperseded)
 	ctx = context.WithoutCancel(ctx)
 
@@ -174,9 +179,15 @@ func layerSetup(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string,
 		done()
 		return terraform.Setup{}, nil, fmt.Errorf("layer %s: directory %s is not in the tree at %s", l.Name, l.Dir, report.Short(sha))
 	}
+	tf := d.Config.Terraform
 	return terraform.Setup{
 		WorkDir: dir, Root: work, Workspace: l.Workspace, TerraformBin: d.Config.TerraformBin,
-		PluginCacheDir: filepath.Join(absDataDir(d), "plugin-cache"), Log: log,
+		PluginCacheDir: filepath.Join(absDataDir(d), "plugin-cache"), Log: log, StopGrace: queue.StopGrace(ctx),
+		// A PR's code runs here: Terraform gets only the variables the server
+		// config gives this layer, and its files in the sandbox.
+		Env: tf.EnvOf(repo.FullName, l.Name),
+		Sandbox: &terraform.Sandbox{Off: tf.SandboxOff(),
+			ReadWrite: tf.SandboxPaths.ReadWrite, ReadOnly: tf.SandboxPaths.ReadOnly},
 	}, done, nil
 }
 

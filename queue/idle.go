@@ -12,17 +12,23 @@ import (
 // expiry) are not counted, nor a job whose process died: River's own row
 // stays "running" until its rescuer comes (hours later), but Strata's
 // reaper already declared its run lost and took care of what follows (see
-// recovery.go). Zero is the queue at rest: every webhook taken so far has
-// had all its effects, which is the barrier tests wait on to prove that
-// nothing else happens.
+// recovery.go). A run still "running" whose job River has let go (cancelled
+// when it lost its lease) counts until a reaper claims and recovers it.
+// Zero is the queue at rest: every webhook taken so far has had all its
+// effects, which is the barrier tests wait on to prove that nothing else
+// happens.
 func Pending(ctx context.Context, st *store.Store) (int, error) {
 	var n int
-	err := st.DB().QueryRowContext(ctx, st.Rebind(`SELECT count(*) FROM river_job j
-		WHERE j.state IN ('available', 'running', 'retryable', 'pending')
-		AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id AND r.status IN (?, ?))`),
-		store.RunLost, store.RunInterrupted).Scan(&n)
+	err := st.DB().QueryRowContext(ctx, st.Rebind(`SELECT
+		(SELECT count(*) FROM river_job j WHERE j.state IN `+activeStates+`
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id AND r.status IN (?, ?)))
+		+ (SELECT count(*) FROM runs r WHERE r.status = ?
+			AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.id = r.job_id AND j.state IN `+activeStates+`))`),
+		store.RunLost, store.RunInterrupted, store.RunRunning).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count pending jobs: %w", err)
 	}
 	return n, nil
 }
+
+const activeStates = `('available', 'running', 'retryable', 'pending')`

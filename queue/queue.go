@@ -28,8 +28,10 @@ type Options struct {
 	// Log is the jobs' logger: each job's context carries it with the job's
 	// kind, id, repository, PR and target (zerolog.Ctx).
 	Log zerolog.Logger
-	// Heartbeat is how often a running job says it is alive; a job silent
-	// for StaleAfter is declared lost and recovered by its kind's policy.
+	// Heartbeat is how often a running job renews its lease; a job silent
+	// for StaleAfter (by the database's clock) is declared lost and
+	// recovered by its kind's policy. A job that cannot renew for half of
+	// StaleAfter is cancelled first, with ErrLeaseLost (lease.go).
 	Heartbeat  time.Duration
 	StaleAfter time.Duration
 	// RescueAfter is when River itself rescues a job left running; it must

@@ -7,6 +7,7 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+	"github.com/rs/zerolog"
 
 	"strata.dev/strata/store"
 )
@@ -61,7 +62,8 @@ func RunFrom(ctx context.Context) *store.Run {
 }
 
 // tracker records every attempt as a run with a heartbeat, so a replica can
-// tell a job whose process died from one that is slow.
+// tell a job whose process died from one that is slow, and holds the run's
+// lease while the job works (lease.go).
 type tracker struct {
 	river.WorkerMiddlewareDefaults
 	q *Queue
@@ -88,26 +90,25 @@ func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(
 	// Every log line of the job names what it works on, once, here.
 	ctx = t.q.opts.Log.With().Str("kind", job.Kind).Int64("job", job.ID).Int("attempt", job.Attempt).
 		Str("repo", meta.Repo).Int("pr", meta.PR).Str("target", meta.Target).Logger().WithContext(ctx)
+	started := time.Now()
 	run, err := st.StartRun(ctx, store.Run{JobID: job.ID, Attempt: job.Attempt, Kind: job.Kind,
 		Repo: meta.Repo, PR: meta.PR, Target: meta.Target, HeadSHA: meta.HeadSHA})
 	if err != nil {
 		return err
 	}
-	beat, stop := context.WithCancel(context.WithoutCancel(ctx))
-	defer stop()
-	go func() {
-		tick := time.NewTicker(t.q.opts.Heartbeat)
-		defer tick.Stop()
-		for {
-			select {
-			case <-beat.Done():
-				return
-			case <-tick.C:
-				_ = st.Heartbeat(beat, run.ID)
-			}
-		}
-	}()
-	err = doInner(context.WithValue(ctx, runKey{}, run))
+	jctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := t.q.holdLease(ctx, run.ID, started, cancel)
+	jctx = context.WithValue(context.WithValue(jctx, runKey{}, run), graceKey{}, t.q.stopGrace())
+	err = doInner(jctx)
+	stop()
+	if err != nil && LeaseLost(jctx) {
+		// The run stays "running" in the store: a reaper claims it once its
+		// heartbeat is stale and recovers it by its kind's policy, exactly
+		// as if this process had died. River must not retry it as well.
+		zerolog.Ctx(ctx).Warn().Err(context.Cause(jctx)).Int64("run", run.ID).Msg("run cancelled: its lease was lost")
+		return river.JobCancel(context.Cause(jctx))
+	}
 	status := store.RunSucceeded
 	if err != nil {
 		status = store.RunFailed

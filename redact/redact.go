@@ -92,8 +92,10 @@ func New(patterns []string) (*Redactor, error) {
 // Add registers literal secret values. Values shorter than MinLength are
 // ignored. For each value its standard base64 encoding (without padding,
 // which also catches the padded and the raw form) is registered too, since
-// tokens often travel base64-encoded in Basic auth headers and git config.
-// Other encodings (URL, hex, JSON escapes) are not.
+// tokens often travel base64-encoded in Basic auth headers and git config,
+// and so are its escaped forms inside a JSON or Terraform string (a value
+// with a quote, a backslash, a newline or non-ASCII is printed escaped).
+// Other encodings (URL, hex) are not.
 func (r *Redactor) Add(values ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -104,7 +106,8 @@ func (r *Redactor) Add(values ...string) {
 			if len(s) < MinLength {
 				continue
 			}
-			for _, s := range []string{s, base64.RawStdEncoding.EncodeToString([]byte(s))} {
+			forms := append([]string{s, base64.RawStdEncoding.EncodeToString([]byte(s))}, escapedForms(s)...)
+			for _, s := range forms {
 				if !old.set[s] {
 					added = append(added, s)
 				}

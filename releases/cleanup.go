@@ -60,7 +60,7 @@ func releasesOnPullRequest(ctx context.Context, d *worker.Deps, ev jobs.PullRequ
 // installs them for this PR.
 func cleanupTargets(srv *config.Server, base, head *config.Repo, pr int) []jobs.ReleaseSpec {
 	var out []jobs.ReleaseSpec
-	for _, rel := range config.Effective(base, head).Releases {
+	for _, rel := range config.Effective(base, head, srv.RepoPolicy()).Releases {
 		if !rel.CleanupOnClose {
 			continue
 		}
@@ -101,10 +101,21 @@ func (w *releaseCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.Rel
 	if err != nil {
 		return err
 	}
-	if _, err := cfg.Releases.History(a.Release.ReleaseName); errors.Is(err, driver.ErrReleaseNotFound) {
+	history, err := cfg.Releases.History(a.Release.ReleaseName)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil // never installed, or already cleaned up
 	} else if err != nil {
 		return fmt.Errorf("release %s in cluster %s: %w", a.Release.ReleaseName, cluster.Name, err)
+	}
+	if !installedOnlyBy(history, a.FullName, a.PR) {
+		rep, err := d.Reporter(a.Repo)
+		if err != nil {
+			return err
+		}
+		_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("Left Helm release `%s` in cluster `%s`, namespace `%s` installed: "+
+			"its history has revisions this pull request did not write (another pull request, or someone outside Strata), "+
+			"so it is not this pull request's to uninstall (`cleanup_on_close`).", a.Release.ReleaseName, cluster.Name, a.Release.Namespace))
+		return err
 	}
 	timeout := a.Release.Timeout
 	if timeout <= 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/release"
 	"strata.dev/strata/config"
 	"strata.dev/strata/jobs"
 )
@@ -110,5 +111,27 @@ func TestCleanupTargets(t *testing.T) {
 				t.Errorf("uninstalls %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// Cleanup uninstalls only what this PR installed: every revision in the
+// release's history carries its labels.
+func TestInstalledOnlyBy(t *testing.T) {
+	rev := func(repo string, pr int) *release.Release { return &release.Release{Labels: ownerLabels(repo, pr)} }
+	for _, tc := range []struct {
+		name    string
+		history []*release.Release
+		want    bool
+	}{
+		{"installed and upgraded by this PR", []*release.Release{rev("acme/infra", 7), rev("acme/infra", 7)}, true},
+		{"upgraded by another PR since", []*release.Release{rev("acme/infra", 7), rev("acme/infra", 8)}, false},
+		{"installed by another PR", []*release.Release{rev("acme/infra", 8), rev("acme/infra", 7)}, false},
+		{"same PR number in another repo", []*release.Release{rev("acme/other", 7)}, false},
+		{"installed outside Strata", []*release.Release{{Labels: map[string]string{"team": "web"}}}, false},
+		{"no history", nil, false},
+	} {
+		if got := installedOnlyBy(tc.history, "acme/infra", 7); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

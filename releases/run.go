@@ -78,6 +78,10 @@ func (w *releaseTestWorker) Work(ctx context.Context, job *river.Job[jobs.Releas
 	}
 
 	res, err := testRelease(ctx, d, w.clusters, a)
+	if err != nil && queue.LeaseLost(ctx) {
+		// The replica that claims the run reports it interrupted.
+		return context.Cause(ctx)
+	}
 	ctx = context.WithoutCancel(ctx)
 	if res != nil {
 		res.Redact(d.Redactor.String)
@@ -109,6 +113,7 @@ func testRelease(ctx context.Context, d *worker.Deps, clusters Clusters, a jobs.
 	if err != nil {
 		return nil, err
 	}
+	in.Labels = ownerLabels(a.FullName, a.PR)
 	cfg, logs, err := clusters.Connect(ctx, cluster, a.Release.Namespace)
 	if err != nil {
 		return nil, err
@@ -117,9 +122,10 @@ func testRelease(ctx context.Context, d *worker.Deps, clusters Clusters, a jobs.
 }
 
 // releaseInput resolves the release's repo-relative paths in the tree at
-// root; .strata.yaml validation already keeps them inside the repo.
+// root; .strata.yaml validation already keeps them inside the repo, and
+// the engine reads them only from within root (no symlink out of it).
 func releaseInput(root string, r jobs.ReleaseSpec) (helm.Input, error) {
-	in := helm.Input{ReleaseName: r.ReleaseName, Namespace: r.Namespace, Timeout: r.Timeout, Filters: r.Filters,
+	in := helm.Input{Root: root, ReleaseName: r.ReleaseName, Namespace: r.Namespace, Timeout: r.Timeout, Filters: r.Filters,
 		Remediation: helm.Remediation(r.Remediation)}
 	var err error
 	if in.ChartDir, err = inTree(root, r.Chart); err != nil {

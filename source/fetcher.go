@@ -2,18 +2,17 @@
 //
 // Trees are downloaded as GitHub tarballs, extracted safely (see extract.go)
 // and cached on disk per repository and commit, so the jobs of one commit
-// download it once.
+// download it once; the cache is pruned by age, count and total bytes
+// (cache.go).
 package source
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +34,9 @@ type Options struct {
 	HTTPClient   *http.Client  // downloads archive URLs; default has a 10 minute timeout
 	Keep         int           // trees kept when unused; default 32
 	MaxAge       time.Duration // unused trees older than this are pruned; default 24h
+	// MaxCacheBytes bounds the trees kept on disk: beyond it, the least
+	// recently used trees not in use are pruned; default 5 GiB.
+	MaxCacheBytes int64
 }
 
 // Fetcher downloads and caches repository trees under one directory. Only
@@ -53,6 +55,11 @@ type entry struct {
 	dir      string
 	users    int
 	lastUsed time.Time
+	size     int64 // bytes of its files
+	// fresh: downloaded and not acquired yet. The byte bound spares it, or
+	// a full cache would prune a tree before its waiters get it, and they
+	// would download it again and again.
+	fresh bool
 }
 
 // New returns a Fetcher caching trees in dir. Trees already in dir from an
@@ -75,6 +82,9 @@ func New(dir string, opts Options) (*Fetcher, error) {
 	}
 	if opts.MaxAge <= 0 {
 		opts.MaxAge = 24 * time.Hour
+	}
+	if opts.MaxCacheBytes <= 0 {
+		opts.MaxCacheBytes = 5 << 30
 	}
 	f := &Fetcher{dir: dir, opts: opts, now: time.Now, entries: map[string]*entry{}}
 	if err := os.RemoveAll(f.tmpDir()); err != nil {
@@ -139,6 +149,7 @@ func (f *Fetcher) acquire(key string) (string, func(), bool) {
 	}
 	e.users++
 	e.lastUsed = f.now()
+	e.fresh = false
 	var once sync.Once
 	release := func() {
 		once.Do(func() {
@@ -155,17 +166,17 @@ func (f *Fetcher) acquire(key string) (string, func(), bool) {
 // place, so a tree is either complete or absent, even after a crash.
 func (f *Fetcher) download(ctx context.Context, a Archiver, key, owner, repo, sha string) error {
 	name := fmt.Sprintf("%s/%s@%s", owner, repo, sha)
-	url, err := a.ArchiveURL(ctx, owner, repo, sha)
+	link, err := a.ArchiveURL(ctx, owner, repo, sha)
 	if err != nil {
-		return fmt.Errorf("fetch %s: %w", name, err)
+		return fmt.Errorf("fetch %s: %w", name, withoutSecrets(err))
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
 	if err != nil {
-		return fmt.Errorf("fetch %s: %w", name, err)
+		return fmt.Errorf("fetch %s: %w", name, withoutSecrets(err))
 	}
 	resp, err := f.opts.HTTPClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("fetch %s: %w", name, err)
+		return fmt.Errorf("fetch %s: %w", name, withoutSecrets(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -196,82 +207,18 @@ func (f *Fetcher) download(ctx context.Context, a Archiver, key, owner, repo, sh
 		}
 		// Already there (complete, since only renames create it).
 	}
+	size, err := treeBytes(final)
+	if err != nil {
+		return fmt.Errorf("fetch %s: %w", name, err)
+	}
 	f.mu.Lock()
-	f.entries[key] = &entry{dir: final, lastUsed: f.now()}
+	f.entries[key] = &entry{dir: final, lastUsed: f.now(), size: size, fresh: true}
 	f.mu.Unlock()
-	// Keep the cache bounded without a timer. A failed removal is retried
-	// by the next Prune; it is not this fetch's failure.
+	// Keep the cache bounded at each download (the periodic housekeeping
+	// job prunes too). A failed removal is retried by the next Prune; it is
+	// not this fetch's failure.
 	_ = f.Prune()
 	return nil
 }
 
-// Prune removes trees that are not in use and either older than MaxAge or
-// beyond the Keep most recently used ones.
-func (f *Fetcher) Prune() error {
-	f.mu.Lock()
-	keys := make([]string, 0, len(f.entries))
-	for k := range f.entries {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return f.entries[keys[i]].lastUsed.After(f.entries[keys[j]].lastUsed)
-	})
-	now := f.now()
-	var trash []string
-	var errs []error
-	for i, k := range keys {
-		e := f.entries[k]
-		if e.users > 0 || (i < f.opts.Keep && now.Sub(e.lastUsed) <= f.opts.MaxAge) {
-			continue
-		}
-		// Rename first (atomic, quick) so a new download of the same
-		// commit never meets a half-removed tree.
-		t, err := os.MkdirTemp(f.tmpDir(), "prune-")
-		if err == nil {
-			err = os.Rename(e.dir, filepath.Join(t, "tree"))
-		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		delete(f.entries, k)
-		trash = append(trash, t)
-	}
-	f.mu.Unlock()
-	for _, t := range trash {
-		if err := os.RemoveAll(t); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
 func (f *Fetcher) tmpDir() string { return filepath.Join(f.dir, ".tmp") }
-
-// load registers the trees left by an earlier run (dir/owner/repo/sha).
-func (f *Fetcher) load() error {
-	matches, err := filepath.Glob(filepath.Join(f.dir, "*", "*", "*"))
-	if err != nil {
-		return err
-	}
-	for _, m := range matches {
-		rel, err := filepath.Rel(f.dir, m)
-		if err != nil {
-			continue
-		}
-		parts := strings.Split(filepath.ToSlash(rel), "/")
-		if len(parts) != 3 || !validNames(parts[0], parts[1]) || !shaPattern.MatchString(parts[2]) {
-			continue
-		}
-		info, err := os.Lstat(m)
-		if err != nil || !info.IsDir() {
-			continue
-		}
-		key := strings.ToLower(filepath.ToSlash(rel))
-		if key != filepath.ToSlash(rel) {
-			continue
-		}
-		f.entries[key] = &entry{dir: m, lastUsed: info.ModTime()}
-	}
-	return nil
-}

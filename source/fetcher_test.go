@@ -191,3 +191,59 @@ func TestNewRemovesUnfinishedExtractions(t *testing.T) {
 		t.Errorf("unfinished extraction survived: %v", err)
 	}
 }
+
+// Trees of 1,000 bytes under a 2,500-byte bound -> the least recently used
+// trees not in use go, a tree in use stays though the cache is over its
+// bound, and a restarted fetcher sizes the trees it finds and keeps to its
+// bound too.
+func TestCacheIsBoundedByBytes(t *testing.T) {
+	srv := serve(t, tarball(t, file("main.tf", string(make([]byte, 1000)), 0o644)))
+	f := newFetcher(t, Options{MaxCacheBytes: 2500})
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	f.now = func() time.Time { now = now.Add(time.Minute); return now }
+	a := &archiver{url: srv.URL}
+	sha := func(i int) string { return testSHA[:39] + strconv.Itoa(i) }
+	fetch := func(i int) (string, func()) {
+		t.Helper()
+		root, release, err := f.Fetch(t.Context(), a, "acme", "infra", sha(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return root, release
+	}
+
+	inUse, _ := fetch(1)
+	second, release := fetch(2)
+	release()
+	third, release := fetch(3)
+	release()
+	// 3,000 bytes: the least recently used tree not in use (the second) goes.
+	wantTree(t, inUse, true)
+	wantTree(t, second, false)
+	wantTree(t, third, true)
+	if n := f.CacheBytes(); n != 2000 {
+		t.Errorf("cache holds %d bytes, want 2000", n)
+	}
+
+	// The tree in use is over the bound with two more: they go, it stays.
+	fourth, release := fetch(4)
+	release()
+	wantTree(t, inUse, true)
+	wantTree(t, third, false)
+	wantTree(t, fourth, true)
+
+	// A restart with a smaller bound prunes what it found on disk.
+	f2, err := New(f.dir, Options{MaxCacheBytes: 1500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f2.CacheBytes(); n != 2000 {
+		t.Errorf("restarted cache sized %d bytes, want 2000", n)
+	}
+	if err := f2.Prune(); err != nil {
+		t.Fatal(err)
+	}
+	if n := f2.CacheBytes(); n != 1000 {
+		t.Errorf("restarted cache holds %d bytes after pruning, want 1000", n)
+	}
+}

@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"strata.dev/strata/seal"
 )
 
 // Plan is a saved Terraform plan of a layer at a PR's head commit: what
 // /apply applies, byte for byte.
 type Plan struct {
-	Repo       string
-	PR         int
-	Layer      string
-	HeadSHA    string
+	Repo    string
+	PR      int
+	Layer   string
+	HeadSHA string
+	// PlanFile is the plan as Terraform wrote it. It is stored sealed (see
+	// UseKeys); PlanAt opens it, PlansOfPR leaves it out.
 	PlanFile   []byte
 	Summary    string // redacted, for reports
 	HasChanges bool
@@ -22,12 +26,13 @@ type Plan struct {
 	AppliedAt  time.Time
 }
 
-const planColumns = `repo, pr, layer, head_sha, plan, summary, has_changes, created_at, applied_at`
+const planColumns = `repo, pr, layer, head_sha, summary, has_changes, created_at, applied_at`
 
-func scanPlan(row interface{ Scan(...any) error }) (*Plan, error) {
+func scanPlan(row interface{ Scan(...any) error }, more ...any) (*Plan, error) {
 	var p Plan
 	var changes, created, applied int64
-	if err := row.Scan(&p.Repo, &p.PR, &p.Layer, &p.HeadSHA, &p.PlanFile, &p.Summary, &changes, &created, &applied); err != nil {
+	dest := append([]any{&p.Repo, &p.PR, &p.Layer, &p.HeadSHA, &p.Summary, &changes, &created, &applied}, more...)
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
 	p.HasChanges = changes != 0
@@ -35,34 +40,85 @@ func scanPlan(row interface{ Scan(...any) error }) (*Plan, error) {
 	return &p, nil
 }
 
-// SavePlan stores a plan, replacing an earlier plan of the same layer at the
-// same head (a re-plan).
+// UseKeys sets the keys that seal plan files: a plan file holds the values
+// Terraform marks sensitive, so a copy of the database must not show them.
+// A store without keys refuses to save or open plans.
+func (s *Store) UseKeys(k *seal.Keys) { s.keys = k }
+
+// ErrPlanUnsealed is a saved plan stored before plans were encrypted (and
+// emptied by the migration that introduced encryption): it is never
+// trusted, since anyone who could write the database could have written
+// it. It must be planned again.
+var ErrPlanUnsealed = errors.New("the saved plan was stored before plans were encrypted")
+
+// planContext binds a sealed plan to its row: a plan file copied onto
+// another PR, layer or head does not open.
+func planContext(p *Plan) []byte {
+	return []byte(fmt.Sprintf("plan\x00%s\x00%d\x00%s\x00%s", p.Repo, p.PR, p.Layer, p.HeadSHA))
+}
+
+func (s *Store) openPlan(p *Plan, sealed []byte) error {
+	if s.keys == nil {
+		return errors.New("open a saved plan: the store has no encryption keys")
+	}
+	plain, err := s.keys.Open(sealed, planContext(p))
+	var unknown *seal.UnknownKeyError
+	switch {
+	case err == nil:
+		p.PlanFile = plain
+		return nil
+	case errors.Is(err, seal.ErrNotSealed):
+		return ErrPlanUnsealed
+	case errors.As(err, &unknown):
+		return fmt.Errorf("the saved plan of %s was encrypted with key %s, which this server does not have: "+
+			"run /plan again, or add that key to %s (every replica needs the same keys)", p.Layer, unknown.ID, seal.OldKeysEnv)
+	default:
+		return fmt.Errorf("the saved plan of %s %w: run /plan again", p.Layer, err)
+	}
+}
+
+// SavePlan stores a plan, sealed, replacing an earlier plan of the same
+// layer at the same head (a re-plan).
 func (s *Store) SavePlan(ctx context.Context, p Plan) error {
+	if s.keys == nil {
+		return fmt.Errorf("save plan of %s#%d %s: the store has no encryption keys", p.Repo, p.PR, p.Layer)
+	}
 	changes := 0
 	if p.HasChanges {
 		changes = 1
 	}
-	_, err := s.exec(ctx, `INSERT INTO plans (`+planColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
+	sealed := s.keys.Seal(p.PlanFile, planContext(&p))
+	_, err := s.exec(ctx, `INSERT INTO plans (`+planColumns+`, plan) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
 		ON CONFLICT (repo, pr, layer, head_sha) DO UPDATE SET plan = excluded.plan, summary = excluded.summary,
 		has_changes = excluded.has_changes, created_at = excluded.created_at, applied_at = 0`,
-		p.Repo, p.PR, p.Layer, p.HeadSHA, p.PlanFile, p.Summary, changes, now())
+		p.Repo, p.PR, p.Layer, p.HeadSHA, p.Summary, changes, now(), sealed)
 	if err != nil {
 		return fmt.Errorf("save plan of %s#%d %s: %w", p.Repo, p.PR, p.Layer, err)
 	}
 	return nil
 }
 
-// PlanAt returns the plan of a layer at a head, or ErrNotFound.
+// PlanAt returns the plan of a layer at a head with its plan file opened,
+// ErrNotFound, ErrPlanUnsealed, or an error saying why the plan file does
+// not open.
 func (s *Store) PlanAt(ctx context.Context, repo string, pr int, layer, headSHA string) (*Plan, error) {
-	p, err := scanPlan(s.queryRow(ctx, `SELECT `+planColumns+` FROM plans WHERE repo = ? AND pr = ? AND layer = ? AND head_sha = ?`,
-		repo, pr, layer, headSHA))
+	var sealed []byte
+	p, err := scanPlan(s.queryRow(ctx, `SELECT `+planColumns+`, plan FROM plans WHERE repo = ? AND pr = ? AND layer = ? AND head_sha = ?`,
+		repo, pr, layer, headSHA), &sealed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	if err := s.openPlan(p, sealed); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
-// PlansOfPR lists a PR's plans at every head, newest first.
+// PlansOfPR lists a PR's plans at every head, newest first, without their
+// plan files.
 func (s *Store) PlansOfPR(ctx context.Context, repo string, pr int) ([]*Plan, error) {
 	rows, err := s.query(ctx, `SELECT `+planColumns+` FROM plans WHERE repo = ? AND pr = ? ORDER BY created_at DESC, layer`, repo, pr)
 	if err != nil {

@@ -53,13 +53,14 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 	return &r, nil
 }
 
-// StartRun records that an attempt of a job began. Starting the same attempt
-// twice returns the existing run.
+// StartRun records that an attempt of a job began, its lease starting now by
+// the database's clock. Starting the same attempt twice returns the existing
+// run.
 func (s *Store) StartRun(ctx context.Context, r Run) (*Run, error) {
-	t := now()
 	_, err := s.exec(ctx, `INSERT INTO runs (job_id, attempt, kind, repo, pr, target, head_sha, status,
-		started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, attempt) DO NOTHING`,
-		r.JobID, r.Attempt, r.Kind, r.Repo, r.PR, r.Target, r.HeadSHA, RunRunning, t, t)
+		started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, `+s.dbNow()+`, `+s.dbNow()+`)
+		ON CONFLICT (job_id, attempt) DO NOTHING`,
+		r.JobID, r.Attempt, r.Kind, r.Repo, r.PR, r.Target, r.HeadSHA, RunRunning)
 	if err != nil {
 		return nil, fmt.Errorf("start run of job %d: %w", r.JobID, err)
 	}
@@ -94,10 +95,24 @@ func (s *Store) JobAbandoned(ctx context.Context, jobID int64) (bool, error) {
 	return n > 0, err
 }
 
-// Heartbeat marks a running run as alive.
+// ErrRunEnded is returned by Heartbeat for a run that is no longer running:
+// another replica declared it lost (and retried or reported it), so its
+// lease is gone for good.
+var ErrRunEnded = errors.New("the run is no longer running")
+
+// Heartbeat renews a running run's lease, by the database's clock: replicas
+// whose clocks disagree still agree on which runs are alive.
 func (s *Store) Heartbeat(ctx context.Context, id int64) error {
-	_, err := s.exec(ctx, `UPDATE runs SET heartbeat_at = ? WHERE id = ? AND status = ?`, now(), id, RunRunning)
-	return err
+	res, err := s.exec(ctx, `UPDATE runs SET heartbeat_at = `+s.dbNow()+` WHERE id = ? AND status = ?`, id, RunRunning)
+	if err != nil {
+		return fmt.Errorf("heartbeat of run %d: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("heartbeat of run %d: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("heartbeat of run %d: %w", id, ErrRunEnded)
+	}
+	return nil
 }
 
 // SetRunCheck remembers the check run that mirrors this run.
@@ -115,18 +130,20 @@ func (s *Store) AppendLog(ctx context.Context, id int64, text string) error {
 // FinishRun records the outcome of a run that is still running; a run already
 // declared lost keeps that status.
 func (s *Store) FinishRun(ctx context.Context, id int64, status, conclusion, summary string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET status = ?, conclusion = ?, summary = ?, finished_at = ?
-		WHERE id = ? AND status = ?`, status, conclusion, summary, now(), id, RunRunning)
+	_, err := s.exec(ctx, `UPDATE runs SET status = ?, conclusion = ?, summary = ?, finished_at = `+s.dbNow()+`
+		WHERE id = ? AND status = ?`, status, conclusion, summary, id, RunRunning)
 	return err
 }
 
 // ClaimLostRuns marks running runs whose heartbeat is older than staleAfter
 // as lost and returns them. The update is the claim: on several replicas each
-// lost run is returned to exactly one caller.
+// lost run is returned to exactly one caller. Age is measured by the
+// database's clock, the one heartbeats are stamped with, so a replica whose
+// clock runs ahead cannot claim runs that are alive.
 func (s *Store) ClaimLostRuns(ctx context.Context, staleAfter time.Duration) ([]*Run, error) {
-	cutoff := time.Now().Add(-staleAfter).UnixMilli()
-	rows, err := s.query(ctx, `UPDATE runs SET status = ?, finished_at = ?
-		WHERE status = ? AND heartbeat_at < ? RETURNING `+runColumns, RunLost, now(), RunRunning, cutoff)
+	rows, err := s.query(ctx, `UPDATE runs SET status = ?, finished_at = `+s.dbNow()+`
+		WHERE status = ? AND heartbeat_at < `+s.dbNow()+` - ? RETURNING `+runColumns,
+		RunLost, RunRunning, staleAfter.Milliseconds())
 	if err != nil {
 		return nil, fmt.Errorf("claim lost runs: %w", err)
 	}
@@ -165,3 +182,14 @@ func collectRuns(rows *sql.Rows) ([]*Run, error) {
 
 // ErrNotFound is returned when a looked-up record does not exist.
 var ErrNotFound = errors.New("not found")
+
+// dbNow is the database's clock in Unix milliseconds, as SQL: run leases
+// (heartbeat_at, and the cutoff that declares a run lost) are read from one
+// clock, not from each replica's. PostgreSQL's clock_timestamp is the time
+// of the statement (now() would be the start of its transaction).
+func (s *Store) dbNow() string {
+	if s.dialect == Postgres {
+		return `(extract(epoch FROM clock_timestamp()) * 1000)::bigint`
+	}
+	return `CAST(round(unixepoch('subsec') * 1000) AS INTEGER)`
+}

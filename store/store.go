@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver, pure Go
+
+	"strata.dev/strata/seal"
 )
 
 // Dialect names the SQL backend.
@@ -38,6 +40,8 @@ type Store struct {
 	db      *sql.DB
 	pool    *pgxpool.Pool // PostgreSQL only: River's pgx driver needs it
 	dialect Dialect
+	// keys seal saved plans (see plans.go); set with UseKeys.
+	keys *seal.Keys
 }
 
 // Open connects to the database named by rawURL: sqlite://PATH (a relative

@@ -49,6 +49,11 @@ func decideTakeover(pr pull.Context, syncs []config.Sync, cmd command.Takeover) 
 	if err != nil {
 		return takeoverStart{Refuse: err.Error()}
 	}
+	if s.Proposed {
+		return takeoverStart{Refuse: fmt.Sprintf("`%s` is not on the default branch. Where a sync writes (`dest`) and for how "+
+			"long it may be taken over are the default branch's to say, so a sync that only a pull request defines can be "+
+			"previewed but not taken over. Merge its definition in `%s` first.", s.Name, config.RepoFile)}
+	}
 	start := takeoverStart{Sync: s, Duration: cmd.Duration}
 	if start.Duration == 0 {
 		start.Duration = s.Takeover.Default

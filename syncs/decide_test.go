@@ -24,6 +24,11 @@ var (
 
 // /takeover: an open same-repository PR, one sync, a duration within the
 // sync's bounds; each fact that refuses it.
+func proposed(s config.Sync) config.Sync {
+	s.Proposed = true
+	return s
+}
+
 func TestDecideTakeover(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -53,6 +58,7 @@ func TestDecideTakeover(t *testing.T) {
 		{name: "no sync in the repo", refused: "this repository has no sync"},
 		{name: "several syncs, none named", syncs: []config.Sync{dev, qa}, refused: "several syncs; name one: `dev`, `qa`"},
 		{name: "unknown sync", syncs: []config.Sync{dev, qa}, cmd: command.Takeover{Sync: "prod"}, refused: "no sync `prod`"},
+		{name: "a sync only the PR defines", syncs: []config.Sync{proposed(qa)}, refused: "not on the default branch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := decideTakeover(&tc.pr, tc.syncs, tc.cmd)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"strata.dev/strata/access"
 	"strata.dev/strata/checks"
 	"strata.dev/strata/config"
 	"strata.dev/strata/jobs"
@@ -28,7 +29,7 @@ func syncsOnPush(ctx context.Context, d *worker.Deps, ev jobs.Push) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := worker.LoadRepoConfig(ctx, repo, ev.After, ev.DefaultBranch)
+	cfg, err := d.LoadRepoConfig(ctx, repo, ev.After, ev.DefaultBranch)
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
 		return reportConfigErrors(ctx, repo, rep, ev, bad)
@@ -135,6 +136,9 @@ func syncsOnPullRequest(ctx context.Context, d *worker.Deps, ev jobs.PullRequest
 	default:
 		return nil
 	}
+	if !access.RunsOnItsOwn(ev.Fork) {
+		return nil // nothing of a fork is built on its own: its code is not read yet
+	}
 	return startPreviews(ctx, d, rep, ev)
 }
 
@@ -144,7 +148,7 @@ func startPreviews(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev
 	if err != nil {
 		return err
 	}
-	cfg, err := worker.LoadRepoConfig(ctx, pr, ev.HeadSHA, ev.DefaultBranch)
+	cfg, err := d.LoadRepoConfig(ctx, pr, ev.HeadSHA, ev.DefaultBranch)
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
 		return nil // the command path reports config errors

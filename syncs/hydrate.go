@@ -156,7 +156,9 @@ func ensureCheck(ctx context.Context, rep *report.Reporter, retry bool, c report
 }
 
 // buildSync hydrates a sync from the tree at sha, annotated with
-// sourceCommit (the head's SHA when a preview hydrates the base).
+// sourceCommit (the head's SHA when a preview hydrates the base). The
+// build fetches only the remote references the server allows, and ends
+// with the job or the server's hydrate.timeout.
 func buildSync(ctx context.Context, d *worker.Deps, repo jobs.Repo, spec jobs.SyncSpec, sha, sourceCommit string) (*hydrate.Result, error) {
 	root, release, err := d.Fetch(ctx, repo, sha)
 	if err != nil {
@@ -166,6 +168,7 @@ func buildSync(ctx context.Context, d *worker.Deps, repo jobs.Repo, spec jobs.Sy
 	return hydrate.Hydrate(ctx, hydrate.Input{
 		Sync: spec.Name, Root: root, Source: spec.Source, SourceRepo: repo.FullName, SourceCommit: sourceCommit,
 		Images: imageRules(spec), Resolver: imageResolver,
+		AllowRemote: d.Config.Hydrate.AllowRemote, Timeout: d.Config.Hydrate.Timeout,
 	})
 }
 

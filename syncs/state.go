@@ -172,7 +172,7 @@ func handBack(ctx context.Context, d *worker.Deps, in repoScope, t *store.Takeov
 		}
 		return d.Store.FinishTakeoverEnding(ctx, t)
 	}
-	cfg, err := worker.LoadRepoConfig(ctx, reader, head, branch)
+	cfg, err := d.LoadRepoConfig(ctx, reader, head, branch)
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
 		return tell(fmt.Sprintf("but `%s` on `%s` is invalid, so nothing was hydrated.\n\n%s", config.RepoFile, branch, worker.ConfigErrorComment(bad)))

@@ -127,7 +127,7 @@ func followHead(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev jo
 	if err != nil {
 		return err
 	}
-	cfg, err := worker.LoadRepoConfig(ctx, repo, ev.HeadSHA, ev.DefaultBranch)
+	cfg, err := d.LoadRepoConfig(ctx, repo, ev.HeadSHA, ev.DefaultBranch)
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
 		_, err := rep.Comment(ctx, ev.PR, worker.ConfigErrorComment(bad)+"\n\nThe new head was not hydrated into the syncs this pull request holds.")

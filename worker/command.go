@@ -81,7 +81,7 @@ func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) 
 		return err
 	}
 	cc := &CommandContext{Job: a, Reporter: rep, PR: pr}
-	cfg, err := LoadRepoConfig(ctx, pr, pr.HeadSHA(), pr.DefaultBranch())
+	cfg, err := d.LoadRepoConfig(ctx, pr, pr.HeadSHA(), pr.DefaultBranch())
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
 		return cc.Reply(ctx, ConfigErrorComment(bad))
@@ -110,7 +110,8 @@ func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) 
 // authorize asks the permission table whether the user may run the
 // command, reading the user's permission only when the table needs it.
 func (w *CommandWorker) authorize(ctx context.Context, c *CommandContext, name string) (access.Decision, error) {
-	policy := access.Policy{Apply: pull.Permission(w.rt.d.Config.ApplyPermission)}
+	cfg := w.rt.d.Config
+	policy := access.Policy{Plan: pull.Permission(cfg.PlanPermission), Apply: pull.Permission(cfg.ApplyPermission)}
 	s := access.Subject{User: c.Job.User, Permission: pull.None, Fork: c.PR.Fork(),
 		Author: strings.EqualFold(c.Job.User, c.PR.Author())}
 	if access.Need(name, policy) != pull.None {

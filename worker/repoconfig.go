@@ -17,9 +17,10 @@ type RepoConfig struct {
 }
 
 // LoadRepoConfig reads .strata.yaml at ref and on the default branch, and
-// returns the effective config: policy from the default branch only. A file
-// that fails to parse or validate returns *config.RepoErrors (via errors.As).
-func LoadRepoConfig(ctx context.Context, r pull.Repository, ref, defaultBranch string) (*RepoConfig, error) {
+// returns the effective config: policy from the default branch only, and
+// the server's for what only ref defines (config.Effective). A file that
+// fails to parse or validate returns *config.RepoErrors (via errors.As).
+func (d *Deps) LoadRepoConfig(ctx context.Context, r pull.Repository, ref, defaultBranch string) (*RepoConfig, error) {
 	head, err := ReadRepoConfig(ctx, r, ref)
 	if err != nil {
 		return nil, err
@@ -30,7 +31,7 @@ func LoadRepoConfig(ctx context.Context, r pull.Repository, ref, defaultBranch s
 			return nil, fmt.Errorf("on the default branch %s: %w", defaultBranch, err)
 		}
 	}
-	eff := config.Effective(base, head)
+	eff := config.Effective(base, head, d.Config.RepoPolicy())
 	if eff == nil {
 		eff = &config.Repo{File: config.RepoFile, Version: 1}
 	}

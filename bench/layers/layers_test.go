@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"strata.dev/strata/apptest"
+	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/tooltest"
 )
@@ -52,8 +53,9 @@ func TestBenchLayers(t *testing.T) {
 // benchPlan: one layer of n resources, autoplanned by Strata after a push
 // (webhook delivery to completed check), and planned by hand.
 func benchPlan(t *testing.T, bin string, n int) {
-	env := apptest.Start(t, apptest.Options{Workers: 4})
-	state := filepath.Join(t.TempDir(), "terraform.tfstate")
+	stateDir := t.TempDir()
+	env := apptest.Start(t, withState(apptest.Options{Workers: 4}, stateDir))
+	state := filepath.Join(stateDir, "terraform.tfstate")
 	layer := layerFile(t, n, state)
 	repo := env.Repo
 	repo.Commit("main", map[string]string{"infra/big/main.tf": layerFile(t, 1, state)}, "Layer")
@@ -152,8 +154,8 @@ func benchLayers(t *testing.T, k, n int) {
 		steps                         map[string]time.Duration // mean per command
 	}
 	run := func(workers int) result {
-		env := apptest.Start(t, apptest.Options{Workers: workers})
 		stateDir := t.TempDir()
+		env := apptest.Start(t, withState(apptest.Options{Workers: workers}, stateDir))
 		base, change := map[string]string{}, map[string]string{}
 		var checks []string
 		for i := 0; i < k; i++ {
@@ -235,6 +237,12 @@ func stepTimes(t *testing.T, env *apptest.Env, head string) map[string]time.Dura
 		sum[cmd] /= time.Duration(count[cmd])
 	}
 	return sum
+}
+
+// withState opens the layers' state dir to Terraform's sandbox.
+func withState(opts apptest.Options, stateDir string) apptest.Options {
+	opts.Configure = func(c *config.Server) { c.Terraform.SandboxPaths.ReadWrite = []string{stateDir} }
+	return opts
 }
 
 func layerFile(t *testing.T, n int, state string) string {

@@ -77,7 +77,7 @@ func runHelmTest(ctx context.Context, out io.Writer, clusters releases.Clusters,
 		return nil, err
 	}
 	in := helm.Input{
-		ChartDir: filepath.Join(root, filepath.FromSlash(rel.Chart)), ReleaseName: rel.ReleaseNameFor(r.pr),
+		Root: root, ChartDir: filepath.Join(root, filepath.FromSlash(rel.Chart)), ReleaseName: rel.ReleaseNameFor(r.pr),
 		Namespace: rel.Namespace, Timeout: rel.Test.Timeout, Filters: rel.Test.Filters, Remediation: helm.Remediation(rel.Remediation),
 	}
 	if r.releaseName != "" {

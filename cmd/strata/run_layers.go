@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/spf13/cobra"
 
 	"strata.dev/strata/config"
@@ -101,7 +103,7 @@ func runLayers(cmd *cobra.Command, repoDir string, names []string, apply bool) (
 	failed := false
 	for _, l := range layers {
 		res, err := terraform.Plan(ctx, terraform.PlanInput{
-			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin},
+			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Env: userEnv()},
 			VarFiles: l.VarFiles,
 		})
 		if res != nil {
@@ -125,7 +127,7 @@ func runLayers(cmd *cobra.Command, repoDir string, names []string, apply bool) (
 			continue
 		}
 		res, err := terraform.Apply(ctx, terraform.ApplyInput{
-			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin},
+			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Env: userEnv()},
 			PlanFile: r.PlanFile,
 		})
 		if err != nil {
@@ -135,4 +137,18 @@ func runLayers(cmd *cobra.Command, repoDir string, names []string, apply bool) (
 		fmt.Fprintf(cmd.OutOrStdout(), "\n<details><summary>✅ <b>%s</b>: applied</summary>\n\n```\n%s\n```\n</details>\n", l.Name, red.String(res.Text))
 	}
 	return reports, nil
+}
+
+// userEnv is Terraform's environment in a local run: the user's own, as
+// their `terraform` would have it (credentials, HOME and its CLI config),
+// less Strata's variables and those terraform-exec sets itself (TF_VAR_*
+// among them). Local runs are not sandboxed: the checkout is the user's.
+func userEnv() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "STRATA_") {
+			env[k] = v
+		}
+	}
+	return tfexec.CleanEnv(env)
 }

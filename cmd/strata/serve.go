@@ -26,7 +26,8 @@ func init() {
 
 Configuration comes from --config and STRATA_* environment variables
 (environment wins). Without GitHub App credentials the server starts in
-setup mode and prints the URL of a page that registers the App.`,
+setup mode and prints the URL of a page that registers the App; the URL
+carries a one-time token, and the page opens only with it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.LoadServer(configPath, os.LookupEnv)
@@ -47,13 +48,6 @@ setup mode and prints the URL of a page that registers the App.`,
 	cmd.Flags().DurationVar(&heartbeat, "heartbeat", 10*time.Second, "how often running jobs report alive; a job silent for 6 beats is recovered")
 	cmd.Flags().MarkHidden("heartbeat")
 	root.AddCommand(cmd)
-
-	root.AddCommand(&cobra.Command{
-		Use:   "version",
-		Short: "Print Strata's version",
-		Args:  cobra.NoArgs,
-		Run:   func(cmd *cobra.Command, _ []string) { cmd.Println("strata", version) },
-	})
 
 	var validatePath string
 	validate := &cobra.Command{

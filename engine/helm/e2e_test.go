@@ -55,7 +55,7 @@ func TestE2E(t *testing.T) {
 	name := "strata-e2e-" + time.Now().Format("150405")
 	t.Cleanup(func() { _ = Uninstall(context.Background(), cfg, name) })
 	rep, err := Test(ctx, cfg, KubePodLogs{Client: client}, Input{
-		ChartDir: dir, ReleaseName: name, Namespace: namespace, Timeout: 3 * time.Minute,
+		Root: filepath.Dir(dir), ChartDir: dir, ReleaseName: name, Namespace: namespace, Timeout: 3 * time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -69,8 +69,10 @@ func newConfig(t *testing.T, c *helmtest.FakeCluster) *action.Configuration {
 	return c.Config(ns, t.Logf)
 }
 
+// input tests the chart at chartDir in the tree that holds it.
 func input(chartDir, valuesFile string) Input {
 	return Input{
+		Root:        filepath.Dir(chartDir),
 		ChartDir:    chartDir,
 		ValuesFiles: []string{valuesFile},
 		ReleaseName: "api-pr-7",

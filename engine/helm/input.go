@@ -8,12 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/cli/values"
-	"helm.sh/helm/v3/pkg/getter"
 )
 
 // DefaultTimeout applies when Input.Timeout is zero.
@@ -30,8 +25,11 @@ const (
 
 // Input says which chart to install as which release, and how to test it.
 type Input struct {
-	ChartDir    string   // absolute path of the chart in the fetched tree
-	ValuesFiles []string // absolute paths, merged in order, later wins
+	// Root is the fetched tree (absolute): the chart and the values files
+	// are read only from within it, never through a symlink out of it.
+	Root        string
+	ChartDir    string   // absolute path of the chart (a directory or a .tgz) in Root
+	ValuesFiles []string // absolute paths in Root, merged in order, later wins
 	ReleaseName string
 	Namespace   string
 	// Timeout bounds the upgrade's wait and the test hooks; DefaultTimeout
@@ -41,9 +39,15 @@ type Input struct {
 	// empty.
 	Filters     []string
 	Remediation Remediation // RemediateNone when empty
+	// Labels are set on the revision the install or upgrade writes, so
+	// that its history says who installed it (cleanup reads them).
+	Labels map[string]string
 }
 
 func (in *Input) validate() error {
+	if !filepath.IsAbs(in.Root) {
+		return fmt.Errorf("repository tree %q is not an absolute path", in.Root)
+	}
 	if !filepath.IsAbs(in.ChartDir) {
 		return fmt.Errorf("chart dir %q is not an absolute path", in.ChartDir)
 	}
@@ -69,33 +73,6 @@ func (in *Input) validate() error {
 		in.Timeout = DefaultTimeout
 	}
 	return nil
-}
-
-// loadChart loads the chart with its dependencies from its charts/ dir; a
-// dependency that Chart.yaml names but charts/ lacks is an error, since
-// Strata never downloads dependencies.
-func loadChart(dir string) (*chart.Chart, error) {
-	ch, err := loader.Load(dir)
-	if err != nil {
-		return nil, fmt.Errorf("loading chart %s: %w", dir, err)
-	}
-	if deps := ch.Metadata.Dependencies; len(deps) > 0 {
-		if err := action.CheckDependencies(ch, deps); err != nil {
-			return nil, fmt.Errorf("chart %s: %w (vendor them into charts/ with `helm dependency build` and commit them)", ch.Name(), err)
-		}
-	}
-	return ch, nil
-}
-
-// mergeValues merges the values files the way `helm -f a -f b` does.
-func mergeValues(files []string) (map[string]any, error) {
-	opts := values.Options{ValueFiles: files}
-	// No getters: values files are local paths only, never URLs.
-	vals, err := opts.MergeValues(getter.Providers{})
-	if err != nil {
-		return nil, fmt.Errorf("merging values files: %w", err)
-	}
-	return vals, nil
 }
 
 // valuesDigest is the sha256 of the merged values as canonical JSON

@@ -35,11 +35,7 @@ func Test(ctx context.Context, cfg *action.Configuration, logs PodLogs, in Input
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	ch, err := loadChart(in.ChartDir)
-	if err != nil {
-		return nil, err
-	}
-	vals, err := mergeValues(in.ValuesFiles)
+	ch, vals, err := load(in)
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +148,7 @@ func installOrUpgrade(ctx context.Context, run *action.Configuration, ch *chart.
 		install.Wait = true
 		install.Timeout = in.Timeout
 		install.Replace = err == nil // reuse the name of an uninstalled release kept in history
+		install.Labels = in.Labels
 		_, err = install.RunWithContext(ctx, ch, vals)
 	} else {
 		rep.Action = "upgrade"
@@ -160,6 +157,7 @@ func installOrUpgrade(ctx context.Context, run *action.Configuration, ch *chart.
 		upgrade.Wait = true
 		upgrade.Timeout = in.Timeout
 		upgrade.MaxHistory = maxHistory
+		upgrade.Labels = in.Labels
 		_, err = upgrade.RunWithContext(ctx, in.ReleaseName, ch, vals)
 	}
 	if err != nil {

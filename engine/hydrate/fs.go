@@ -24,16 +24,25 @@ var errReadOnly = errors.New("the source tree is read-only during a build")
 // nothing outside it (symlinks are resolved before the check), read-only.
 // It records every file kustomize read or looked for and every directory it
 // listed, so the next push can tell whether this sync's inputs changed.
+//
+// The one way out of root is a git clone that kustomize made of a remote
+// base the server allows (see clone.go): its directory is readable, and
+// each of its kustomizations is checked like the tree's before kustomize
+// reads it.
 type treeFS struct {
-	disk filesys.FileSystem
-	root string // absolute, symlinks resolved
+	disk  filesys.FileSystem
+	root  string // absolute, symlinks resolved
+	allow allowList
+	tmp   string // kustomize's clone parent, symlinks resolved; "" when nothing is allowed
 
-	mu    sync.Mutex
-	files map[string]bool
-	dirs  map[string]bool
+	mu      sync.Mutex
+	files   map[string]bool
+	dirs    map[string]bool
+	clones  map[string]string // clone dir -> origin URL
+	checked map[string]bool   // kustomization dirs already checked (checkDir)
 }
 
-func newTreeFS(root string) (*treeFS, error) {
+func newTreeFS(root string, allow []string) (*treeFS, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -42,32 +51,47 @@ func newTreeFS(root string) (*treeFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &treeFS{
-		disk:  filesys.MakeFsOnDisk(),
-		root:  real,
-		files: map[string]bool{},
-		dirs:  map[string]bool{},
-	}, nil
+	t := &treeFS{
+		disk:    filesys.MakeFsOnDisk(),
+		root:    real,
+		allow:   allow,
+		files:   map[string]bool{},
+		dirs:    map[string]bool{},
+		clones:  map[string]string{},
+		checked: map[string]bool{},
+	}
+	if len(allow) > 0 {
+		if t.tmp, err = filepath.EvalSymlinks(os.TempDir()); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // resolve returns the absolute, symlink-free form of p, refusing any path
-// that leaves the root. A path that does not exist (yet) is resolved as far as
-// it exists, so a symlinked parent directory cannot smuggle it out.
+// that leaves the root (or the allowed clone it lies in). A path that does
+// not exist (yet) is resolved as far as it exists, so a symlinked parent
+// directory cannot smuggle it out.
 func (t *treeFS) resolve(p string) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", err
 	}
-	if !t.inside(abs) {
-		return "", fmt.Errorf("%s: %w", p, ErrOutsideRoot)
+	area := t.root
+	if !within(t.root, abs) {
+		clone, ok := t.cloneOf(abs)
+		if !ok {
+			return "", fmt.Errorf("%s: %w", p, ErrOutsideRoot)
+		}
+		area = clone
 	}
 	real, err := evalExisting(abs)
 	if err != nil {
 		return "", err
 	}
-	if !t.inside(real) {
+	if !within(area, real) {
 		// Name the link as the repository has it, not the machine's path.
-		return "", fmt.Errorf("%s: %w", t.rel(abs), ErrOutsideRoot)
+		return "", fmt.Errorf("%s: %w", t.name(abs), ErrOutsideRoot)
 	}
 	return real, nil
 }
@@ -91,9 +115,11 @@ func evalExisting(p string) (string, error) {
 	return filepath.Join(realParent, filepath.Base(p)), nil
 }
 
-func (t *treeFS) inside(abs string) bool {
-	return abs == t.root || strings.HasPrefix(abs, t.root+string(filepath.Separator))
+func within(dir, abs string) bool {
+	return abs == dir || strings.HasPrefix(abs, dir+string(filepath.Separator))
 }
+
+func (t *treeFS) inside(abs string) bool { return within(t.root, abs) }
 
 func (t *treeFS) rel(abs string) string {
 	r, err := filepath.Rel(t.root, abs)
@@ -111,13 +137,19 @@ func (t *treeFS) recordFile(asked, real string) {
 	if abs, err := filepath.Abs(asked); err == nil && t.inside(abs) {
 		t.files[t.rel(abs)] = true
 	}
-	t.files[t.rel(real)] = true
+	if t.inside(real) {
+		t.files[t.rel(real)] = true
+	}
 }
 
+// recordDir notes a listed directory of the tree; a clone's are no input of
+// the repository.
 func (t *treeFS) recordDir(real string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.dirs[t.rel(real)] = true
+	if t.inside(real) {
+		t.dirs[t.rel(real)] = true
+	}
 }
 
 // inputs lists the recorded files, then the listed directories with a
@@ -188,12 +220,20 @@ func (t *treeFS) ReadDir(p string) ([]string, error) {
 	return t.disk.ReadDir(real)
 }
 
+// CleanedAbs is how kustomize confirms each directory it builds, its own
+// or a base's, before it reads the kustomization there: the moment to check
+// that kustomization, which matters for a clone no check before the build
+// could see.
 func (t *treeFS) CleanedAbs(p string) (filesys.ConfirmedDir, string, error) {
 	real, err := t.resolve(p)
 	if err != nil {
 		return "", "", err
 	}
-	return t.disk.CleanedAbs(real)
+	dir, file, err := t.disk.CleanedAbs(real)
+	if err == nil && file == "" {
+		err = t.checkDir(string(dir), false)
+	}
+	return dir, file, err
 }
 
 func (t *treeFS) Glob(pattern string) ([]string, error) {
@@ -233,7 +273,7 @@ func (t *treeFS) Walk(p string, walkFn filepath.WalkFunc) error {
 func (t *treeFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
 func (t *treeFS) Mkdir(string) error                  { return errReadOnly }
 func (t *treeFS) MkdirAll(string) error               { return errReadOnly }
-func (t *treeFS) RemoveAll(string) error              { return errReadOnly }
+func (t *treeFS) RemoveAll(p string) error            { return t.removeClone(p) }
 func (t *treeFS) WriteFile(string, []byte) error      { return errReadOnly }
 
 var _ filesys.FileSystem = (*treeFS)(nil)

@@ -11,8 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
-	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
@@ -49,7 +49,17 @@ type Input struct {
 	SourceCommit string // the SHA the tree was fetched at
 	Images       []ImageRule
 	Resolver     Resolver // needed when a rule pins a digest
+	// AllowRemote lists the remote resources, bases and components
+	// kustomize may fetch, as host/path patterns (github.com/acme/*, each
+	// segment matched with path.Match); every other remote reference is
+	// refused before the build. The server config's hydrate.allow_remote.
+	AllowRemote []string
+	// Timeout bounds the build; DefaultTimeout when zero.
+	Timeout time.Duration
 }
+
+// DefaultTimeout bounds a build when Input.Timeout is zero.
+const DefaultTimeout = 5 * time.Minute
 
 // Result is the hydrated output of one sync.
 type Result struct {
@@ -101,7 +111,7 @@ func Hydrate(ctx context.Context, in Input) (*Result, error) {
 }
 
 func hydrate(ctx context.Context, in Input) (*Result, error) {
-	tree, err := newTreeFS(in.Root)
+	tree, err := newTreeFS(in.Root, in.AllowRemote)
 	if err != nil {
 		return nil, fmt.Errorf("repository tree: %w", err)
 	}
@@ -109,12 +119,12 @@ func hydrate(ctx context.Context, in Input) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	resMap, err := k.Run(tree, dir)
-	if err != nil {
+	// Refuse what must not be fetched or read before kustomize starts.
+	if err := tree.checkDir(dir, false); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	resMap, err := build(ctx, tree, dir, in.Timeout)
+	if err != nil {
 		return nil, err
 	}
 	nodes := resMap.ToRNodeSlice()

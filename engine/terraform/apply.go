@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -20,7 +19,11 @@ type ApplyInput struct {
 
 // ApplyResult is what an apply printed.
 type ApplyResult struct {
-	Text             string
+	Text string
+	// Sensitive holds the values the saved plan marks sensitive, as
+	// PlanResult.Sensitive: what the apply prints (a provisioner, an
+	// output) must be masked like the plan was.
+	Sensitive        []string
 	TerraformVersion string
 }
 
@@ -35,18 +38,24 @@ func Apply(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
 		return nil, err
 	}
 
-	tmp, err := os.MkdirTemp("", "strata-apply-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	planPath := filepath.Join(tmp, "tfplan")
+	// The saved plan goes to the session's scratch dir, where a sandboxed
+	// Terraform may write and read it.
+	defer s.close()
+	planPath := s.scratch.file("tfplan")
 	if err := os.WriteFile(planPath, in.PlanFile, 0o600); err != nil {
 		return nil, err
 	}
 
+	// Read from the plan itself, so they are known whatever the apply does.
+	plan, err := s.showJSON(ctx, planPath)
+	if err != nil {
+		return nil, err
+	}
+	res := &ApplyResult{Sensitive: sensitiveValues(plan), TerraformVersion: s.version}
+
 	var out strings.Builder
 	s.tf.SetStdout(io.MultiWriter(s.log, &out))
 	err = s.step("apply", func() error { return s.tf.Apply(ctx, tfexec.DirOrPlan(planPath)) })
-	return &ApplyResult{Text: out.String(), TerraformVersion: s.version}, err
+	res.Text = out.String()
+	return res, err
 }

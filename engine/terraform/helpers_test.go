@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/tooltest"
 )
 
@@ -28,23 +29,40 @@ func terraformBin(t *testing.T) string {
 }
 
 // scenario is one layer's history: a state and a plugin cache that outlive
-// the trees each run extracts, as on the server.
+// the trees each run extracts, as on the server, where Terraform runs
+// sandboxed with the state's directory opened to it.
 type scenario struct {
 	t         *testing.T
 	bin       string
 	statePath string
 	cacheDir  string
+	sandbox   *Sandbox
 }
 
 func newScenario(t *testing.T) *scenario {
 	t.Helper()
 	dir := t.TempDir()
+	stateDir := filepath.Join(dir, "state")
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	return &scenario{
 		t:         t,
 		bin:       terraformBin(t),
-		statePath: filepath.Join(dir, "state", "terraform.tfstate"),
+		statePath: filepath.Join(stateDir, "terraform.tfstate"),
 		cacheDir:  filepath.Join(dir, "plugin-cache"),
+		sandbox:   requireSandbox(t, stateDir),
 	}
+}
+
+// requireSandbox is the server's sandbox with readWrite opened. Without
+// Landlock the test skips, or fails when tools are required (tooltest).
+func requireSandbox(t *testing.T, readWrite ...string) *Sandbox {
+	t.Helper()
+	if err := sandbox.Detect(false).Err(); err != nil {
+		tooltest.Missing(t, "Landlock", err)
+	}
+	return &Sandbox{ReadWrite: readWrite}
 }
 
 // tree extracts a fresh tree holding the layer at layer/ with these files,
@@ -63,6 +81,7 @@ func (s *scenario) tree(files map[string]string) Setup {
 		Root:           root,
 		TerraformBin:   s.bin,
 		PluginCacheDir: s.cacheDir,
+		Sandbox:        s.sandbox,
 		Log:            testLog{s.t},
 	}
 }

@@ -69,12 +69,10 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 		return nil, err
 	}
 
-	tmp, err := os.MkdirTemp("", "strata-plan-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	planPath := filepath.Join(tmp, "tfplan")
+	// The saved plan goes to the session's scratch dir, where a sandboxed
+	// Terraform may write and read it.
+	defer s.close()
+	planPath := s.scratch.file("tfplan")
 
 	opts := []tfexec.PlanOption{tfexec.Out(planPath)}
 	for _, vf := range varFiles {

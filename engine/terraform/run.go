@@ -46,13 +46,26 @@ type Setup struct {
 	// replicas on one host. Only init is serialized; plans run in parallel.
 	// Empty disables the cache.
 	PluginCacheDir string
-	// Env is added to the server's environment for every command. Variables
-	// that terraform-exec manages itself (TF_LOG*, TF_INPUT, TF_CLI_ARGS*,
-	// TF_VAR_*, TF_WORKSPACE, ...) are refused.
+	// Env is what Terraform gets of the operator's variables, besides what
+	// it needs to run (environment, in env.go): nothing else of the
+	// server's environment reaches it. Variables that terraform-exec
+	// manages itself (TF_LOG*, TF_INPUT, TF_CLI_ARGS*, TF_WORKSPACE, ...)
+	// are refused; TF_VAR_* need a Sandbox, whose launcher passes them.
 	Env map[string]string
+	// Sandbox confines Terraform to the run's files (sandbox.go); nil runs
+	// the binary directly, as `strata run` does on an operator's checkout.
+	Sandbox *Sandbox
 	// Log receives the commands' output as it happens; nil discards it.
 	Log io.Writer
+	// StopGrace is how long Terraform has, once the context is cancelled,
+	// between its interrupt (SIGINT: it stops and releases the state lock)
+	// and a kill. Zero means DefaultStopGrace.
+	StopGrace time.Duration
 }
+
+// DefaultStopGrace is Terraform's time to stop after an interrupt when the
+// Setup names none.
+const DefaultStopGrace = 10 * time.Second
 
 const cacheLockName = ".strata-init.lock"
 
@@ -63,34 +76,52 @@ type session struct {
 	log     io.Writer
 	stderr  lockedBuffer // the current command's stderr, for Error.Message
 	version string       // of the binary
+	scratch scratch      // HOME, TMPDIR and the saved plan; removed by close
 }
 
 // newSession checks the setup and asks the binary its version, which
 // terraform-exec caches and would otherwise ask in the middle of init, into
 // the log and into init's error message.
-func newSession(ctx context.Context, s Setup) (*session, error) {
+func newSession(ctx context.Context, s Setup) (_ *session, err error) {
 	if !filepath.IsAbs(s.WorkDir) {
 		return nil, fmt.Errorf("terraform: work dir %q is not absolute", s.WorkDir)
 	}
 	bin := s.TerraformBin
 	if bin == "" {
-		var err error
 		if bin, err = FindBinary(); err != nil {
 			return nil, fmt.Errorf("terraform: no binary: %w", err)
 		}
 	}
-	tf, err := tfexec.NewTerraform(s.WorkDir, bin)
-	if err != nil {
-		return nil, fmt.Errorf("terraform: %w", err)
-	}
-	env, err := environment(s)
+	sc, err := newScratch()
 	if err != nil {
 		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			sc.remove()
+		}
+	}()
+	exe, env, err := command(s, bin, sc)
+	if err != nil {
+		return nil, err
+	}
+	tf, err := tfexec.NewTerraform(s.WorkDir, exe)
+	if err != nil {
+		return nil, fmt.Errorf("terraform: %w", err)
 	}
 	if err := tf.SetEnv(env); err != nil {
 		return nil, fmt.Errorf("terraform: env: %w", err)
 	}
-	ss := &session{setup: s, tf: tf, log: s.Log}
+	// terraform-exec interrupts Terraform when ctx ends; without a wait
+	// delay it would never kill one that does not stop.
+	grace := s.StopGrace
+	if grace <= 0 {
+		grace = DefaultStopGrace
+	}
+	if err := tf.SetWaitDelay(grace); err != nil {
+		return nil, fmt.Errorf("terraform: %w", err)
+	}
+	ss := &session{setup: s, tf: tf, log: s.Log, scratch: sc}
 	if ss.log == nil {
 		ss.log = io.Discard
 	}
@@ -114,42 +145,18 @@ func initSession(ctx context.Context, setup Setup) (*session, error) {
 		return nil, err
 	}
 	if err := s.init(ctx); err != nil {
+		s.close()
 		return nil, err
 	}
 	if err := s.selectWorkspace(ctx); err != nil {
+		s.close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// environment is the server's environment without the variables
-// terraform-exec sets itself (it sets TF_IN_AUTOMATION=1 and passes
-// -input=false to every command that could prompt; TF_INPUT is reserved to it),
-// plus the plugin cache and the caller's Env.
-func environment(s Setup) (map[string]string, error) {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	env = tfexec.CleanEnv(env)
-	if _, ok := env["CHECKPOINT_DISABLE"]; !ok {
-		env["CHECKPOINT_DISABLE"] = "1" // no update checks from a server
-	}
-	if s.PluginCacheDir != "" {
-		if !filepath.IsAbs(s.PluginCacheDir) {
-			return nil, fmt.Errorf("terraform: plugin cache dir %q is not absolute", s.PluginCacheDir)
-		}
-		env["TF_PLUGIN_CACHE_DIR"] = s.PluginCacheDir
-	}
-	if bad := tfexec.ProhibitedEnv(s.Env); len(bad) > 0 {
-		return nil, fmt.Errorf("terraform: env %s is managed by Strata", strings.Join(bad, ", "))
-	}
-	for k, v := range s.Env {
-		env[k] = v
-	}
-	return env, nil
-}
+// close removes the session's scratch dir.
+func (s *session) close() { s.scratch.remove() }
 
 // step runs one Terraform command, announcing it in the log and turning a
 // failure into an *Error with Terraform's message.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -61,19 +62,43 @@ func TestEnvThatTerraformExecManagesIsRefused(t *testing.T) {
 	}
 }
 
-func TestEnvironmentCarriesCacheAndCallerEnv(t *testing.T) {
-	t.Setenv("TF_VAR_leak", "from-server")
-	env, err := environment(Setup{PluginCacheDir: "/cache", Env: map[string]string{"AWS_REGION": "eu-west-1"}})
+// Terraform's environment holds what it needs and what the operator gives
+// it, nothing else of the server's: no STRATA_* secret, no credential the
+// server happens to have, no TF_VAR_ of the server's.
+func TestEnvironmentIsOnlyWhatTerraformNeedsAndTheOperatorGives(t *testing.T) {
+	server := map[string]string{
+		"PATH": "/opt/tools:/usr/bin", "HTTP_PROXY": "http://proxy:3128", "HTTPS_PROXY": "http://proxy:3128",
+		"NO_PROXY": "10.0.0.0/8", "http_proxy": "http://proxy:3128", "https_proxy": "http://proxy:3128", "no_proxy": "localhost",
+		"STRATA_GITHUB_WEBHOOK_SECRET": "server-secret", "AWS_SECRET_ACCESS_KEY": "server-credential",
+		"TF_VAR_leak": "from-server", "HOME": "/root", "TF_CLI_CONFIG_FILE": "/etc/server.tfrc",
+	}
+	for k, v := range server {
+		t.Setenv(k, v)
+	}
+	sc := scratch("/run/strata-terraform-1")
+	env, launcherEnv, err := environment(Setup{PluginCacheDir: "/cache", Sandbox: &Sandbox{},
+		Env: map[string]string{"AWS_REGION": "eu-west-1", "TF_VAR_account": "1234"}}, sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env["TF_PLUGIN_CACHE_DIR"] != "/cache" || env["AWS_REGION"] != "eu-west-1" || env["CHECKPOINT_DISABLE"] != "1" {
-		t.Errorf("env = %v", env)
+	want := map[string]string{
+		"HOME": "/run/strata-terraform-1/home", "TMPDIR": "/run/strata-terraform-1/tmp",
+		"CHECKPOINT_DISABLE": "1", "TF_PLUGIN_CACHE_DIR": "/cache", "AWS_REGION": "eu-west-1",
 	}
-	if _, ok := env["TF_VAR_leak"]; ok {
-		t.Error("the server's TF_VAR_ variables reach the layer")
+	for _, k := range fromServer {
+		want[k] = server[k]
 	}
-	if _, err := environment(Setup{PluginCacheDir: "relative"}); err == nil {
+	if !reflect.DeepEqual(env, want) {
+		t.Errorf("env = %v\nwant  %v", env, want)
+	}
+	if !reflect.DeepEqual(launcherEnv, map[string]string{"TF_VAR_account": "1234"}) {
+		t.Errorf("the launcher passes %v, want the operator's TF_VAR_account only", launcherEnv)
+	}
+
+	if _, _, err := environment(Setup{Env: map[string]string{"TF_VAR_account": "1234"}}, sc); err == nil {
+		t.Error("TF_VAR_ without the launcher is accepted, and would be dropped")
+	}
+	if _, _, err := environment(Setup{PluginCacheDir: "relative"}, sc); err == nil {
 		t.Error("a relative plugin cache dir is accepted")
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" database/sql driver for schema set-up
 
+	"strata.dev/strata/seal"
 	"strata.dev/strata/store"
 	"strata.dev/strata/tooltest"
 )
@@ -74,5 +75,18 @@ func Open(t testing.TB, d store.Dialect) *store.Store {
 	if err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	st.UseKeys(Keys(t))
 	return st
+}
+
+// Keys returns fresh encryption keys for a test's store.
+func Keys(t testing.TB) *seal.Keys {
+	t.Helper()
+	key := make([]byte, seal.KeySize)
+	_, _ = rand.Read(key)
+	k, err := seal.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

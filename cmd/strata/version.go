@@ -1,0 +1,36 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"strata.dev/strata/config"
+	"strata.dev/strata/sandbox"
+)
+
+// strata version: the build, and whether this host runs Terraform
+// sandboxed, as the server would with the same config.
+func init() {
+	var configPath string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print Strata's version and whether Terraform runs sandboxed",
+		Long: `Print Strata's version, and the sandbox Terraform runs in on this host:
+"landlock ABI N", "off (server config)", or "unavailable" (the server
+refuses to plan until the kernel has Landlock or the server config says
+terraform.sandbox: off).`,
+		Args: cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			cmd.Println("strata", version)
+			cfg, err := config.LoadServer(configPath, os.LookupEnv)
+			if err != nil {
+				cmd.Println("sandbox:", sandbox.Detect(false), "(server config not read:", err.Error()+")")
+				return
+			}
+			cmd.Println("sandbox:", sandbox.Detect(cfg.Terraform.SandboxOff()))
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "YAML server config file")
+	root.AddCommand(cmd)
+}

@@ -1,0 +1,7 @@
+-- Saved plans are encrypted from now on (seal, store/plans.go). Plans saved
+-- before were stored in clear, holding the values Terraform marks
+-- sensitive: their bytes are emptied, so that no plaintext stays at rest.
+-- Their rows stay (strata/applied reads them); applying one answers "plan
+-- is stale, run /plan". SQLite may keep the old bytes in free pages until
+-- the file is vacuumed (`VACUUM`, with the server stopped).
+UPDATE plans SET plan = X'';

@@ -1,0 +1,126 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"testing"
+	"time"
+
+	"strata.dev/strata/store"
+	"strata.dev/strata/store/storetest"
+)
+
+// skewedPostgres opens a store on PostgreSQL whose clock runs an hour behind
+// this process's: the test process is a replica whose clock is an hour
+// ahead. (clock_timestamp is shadowed in the test's schema, which comes
+// before pg_catalog in its search_path.) SQLite has no second replica to
+// disagree with.
+func skewedPostgres(t *testing.T) *store.Store {
+	t.Helper()
+	u, err := url.Parse(storetest.URL(t, store.Postgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", q.Get("search_path")+",pg_catalog")
+	u.RawQuery = q.Encode()
+	st, err := store.Open(context.Background(), u.String(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().Exec(`CREATE FUNCTION clock_timestamp() RETURNS timestamptz LANGUAGE sql
+		AS $$ SELECT pg_catalog.clock_timestamp() - interval '1 hour' $$`); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func dbMillis(t *testing.T, st *store.Store) int64 {
+	t.Helper()
+	var ms int64
+	if err := st.DB().QueryRow(`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint`).Scan(&ms); err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+// Replicas whose clocks disagree -> leases are stamped and judged by the
+// database's clock alone: a replica whose clock runs an hour ahead does not
+// declare lost (and retry beside it) a run another replica renewed just now,
+// and its own heartbeats are on the database's clock too.
+func TestLeasesUseTheDatabasesClock(t *testing.T) {
+	st := skewedPostgres(t)
+	ctx := context.Background()
+
+	other, err := st.StartRun(ctx, store.Run{JobID: 1, Attempt: 1, Kind: "layer_plan", Repo: "acme/infra", Target: "network"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Renewed just now by a replica whose clock is the database's.
+	if _, err := st.DB().Exec(`UPDATE runs SET heartbeat_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint WHERE id = $1`, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	lost, err := st.ClaimLostRuns(ctx, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lost) != 0 {
+		t.Fatalf("a run renewed just now was declared lost by a replica whose clock runs ahead: %+v", lost[0])
+	}
+
+	mine, err := st.StartRun(ctx, store.Run{JobID: 2, Attempt: 1, Kind: "layer_plan", Repo: "acme/infra", Target: "dns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Heartbeat(ctx, mine.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Run(ctx, mine.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, at := range map[string]time.Time{"started_at": got.StartedAt, "heartbeat_at": got.HeartbeatAt} {
+		if skew := time.Duration(at.UnixMilli()-dbMillis(t, st)) * time.Millisecond; skew.Abs() > time.Minute {
+			t.Errorf("%s is %s off the database's clock: stamped by this replica's", what, skew)
+		}
+	}
+
+	// Silent for half an hour by the database's clock: lost.
+	if _, err := st.DB().Exec(`UPDATE runs SET heartbeat_at = heartbeat_at - 1800000 WHERE id = $1`, mine.ID); err != nil {
+		t.Fatal(err)
+	}
+	lost, err = st.ClaimLostRuns(ctx, 10*time.Minute)
+	if err != nil || len(lost) != 1 || lost[0].ID != mine.ID {
+		t.Fatalf("claimed %v, %v; want run %d, silent for 30 minutes", lost, err, mine.ID)
+	}
+}
+
+// A run another replica already declared lost -> renewing its lease fails
+// with ErrRunEnded, so its worker stops at once.
+func TestHeartbeatOfALostRunFails(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			st := storetest.Open(t, d)
+			ctx := context.Background()
+			run, err := st.StartRun(ctx, store.Run{JobID: 1, Attempt: 1, Kind: "layer_plan", Repo: "acme/infra"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Heartbeat(ctx, run.ID); err != nil {
+				t.Fatalf("heartbeat of a running run: %v", err)
+			}
+			if _, err := st.ClaimLostRuns(ctx, -time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Heartbeat(ctx, run.ID); !errors.Is(err, store.ErrRunEnded) {
+				t.Fatalf("heartbeat of a lost run = %v, want ErrRunEnded", err)
+			}
+		})
+	}
+}
