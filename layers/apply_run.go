@@ -33,7 +33,9 @@ func (w *layerApplyWorker) Timeout(*river.Job[jobs.LayerApply]) time.Duration {
 	return jobs.LayerApplyTimeout
 }
 
-var applyActions = []report.Action{{Label: "Re-plan", Description: "Plan this layer again", Identifier: "plan"}}
+// applyActions are the buttons of an apply check, and of a plan check that
+// did not plan: Re-plan.
+var applyActions = []report.Action{{Label: "Re-plan", Description: "Plan this layer again", Identifier: checks.ButtonPlan}}
 
 func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerApply]) error {
 	a, d := job.Args, w.d

@@ -13,7 +13,6 @@ import (
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/queue"
-	"strata.dev/strata/report"
 	"strata.dev/strata/worker"
 )
 
@@ -129,33 +128,8 @@ func discoveredNameProblem(dir string) error {
 // pickLayers returns the layers named (by name or dir), or an error naming
 // those that are not layers of the repo.
 func pickLayers(all []config.Layer, names []string) ([]config.Layer, error) {
-	var out []config.Layer
-	var unknown []string
-	seen := map[string]bool{}
-	for _, n := range names {
-		found := false
-		for _, l := range all {
-			if l.Name == n || l.Dir == n {
-				found = true
-				if !seen[l.Name] {
-					seen[l.Name] = true
-					out = append(out, l)
-				}
-			}
-		}
-		if !found {
-			unknown = append(unknown, n)
-		}
-	}
-	if len(unknown) > 0 {
-		var known []string
-		for _, l := range all {
-			known = append(known, l.Name)
-		}
-		return nil, fmt.Errorf("no layer %s in this repository; its layers are: %s",
-			"`"+strings.Join(unknown, "`, `")+"`", report.Names(known))
-	}
-	return out, nil
+	return worker.Pick(all, names, func(l config.Layer, n string) bool { return l.Name == n || l.Dir == n },
+		func(l config.Layer) string { return l.Name }, "layer", "layers")
 }
 
 // touchedLayers are the layers whose when_modified globs match a changed

@@ -26,7 +26,7 @@ func lockCheck(d *worker.Deps, l *store.Lock, headSHA string) report.Check {
 			"Other pull requests cannot plan or apply it until this one is merged or closed, "+
 			"or the lock is released with `/unlock %s` or the Unlock button.",
 			l.Layer, l.PR, l.Holder, l.LockedAt.Format(time.RFC3339), l.Layer),
-		Actions: []report.Action{{Label: "Unlock", Description: "Release this PR's lock on the layer", Identifier: "unlock"}},
+		Actions: []report.Action{{Label: "Unlock", Description: "Release this PR's lock on the layer", Identifier: checks.ButtonUnlock}},
 	}
 }
 

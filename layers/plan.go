@@ -132,7 +132,7 @@ func reportBlocked(ctx context.Context, d *worker.Deps, rep *report.Reporter, re
 	_, err := rep.CreateCheck(ctx, report.Check{
 		Name: checks.Plan(layer), HeadSHA: pr.HeadSHA, Conclusion: "failure", ExternalID: checks.ExternalID(pr.Number),
 		Title: title, Summary: summary, DetailsURL: url,
-		Actions: []report.Action{{Label: "Re-plan", Description: "Plan this layer again", Identifier: "plan"}},
+		Actions: applyActions,
 	})
 	if err != nil {
 		return err

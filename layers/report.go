@@ -97,9 +97,9 @@ func runReporter(rep *report.Reporter, sensitive []string) *report.Reporter {
 
 // planActions are the buttons of a plan check.
 var planActions = []report.Action{
-	{Label: "Apply", Description: "Apply this plan", Identifier: "apply"},
-	{Label: "Re-plan", Description: "Plan this layer again", Identifier: "plan"},
-	{Label: "Unlock", Description: "Release the lock, discard the plan", Identifier: "unlock"},
+	{Label: "Apply", Description: "Apply this plan", Identifier: checks.ButtonApply},
+	{Label: "Re-plan", Description: "Plan this layer again", Identifier: checks.ButtonPlan},
+	{Label: "Unlock", Description: "Release the lock, discard the plan", Identifier: checks.ButtonUnlock},
 }
 
 // planCheck is a completed plan as its check shows it.

@@ -163,7 +163,11 @@ func layerSetup(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string,
 		return terraform.Setup{}, nil, err
 	}
 	defer release()
-	work, err := os.MkdirTemp(workRoot(d), "run-")
+	runs, err := workRoot(d)
+	if err != nil {
+		return terraform.Setup{}, nil, err
+	}
+	work, err := os.MkdirTemp(runs, "run-")
 	if err != nil {
 		return terraform.Setup{}, nil, err
 	}
@@ -199,10 +203,12 @@ func absDataDir(d *worker.Deps) string {
 	return dir
 }
 
-func workRoot(d *worker.Deps) string {
+func workRoot(d *worker.Deps) (string, error) {
 	dir := filepath.Join(absDataDir(d), "work")
-	_ = os.MkdirAll(dir, 0o700)
-	return dir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("work dir under the data dir (STRATA_DATA_DIR): %w", err)
+	}
+	return dir, nil
 }
 
 // waitSlot waits until this run holds the layer's slot: at most one run per

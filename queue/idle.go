@@ -3,32 +3,41 @@ package queue
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"strata.dev/strata/store"
 )
 
 // Pending counts the jobs that are still to run or running: available,
-// running, retryable or pending. Jobs scheduled for later (a takeover's
-// expiry) are not counted, nor a job whose process died: River's own row
-// stays "running" until its rescuer comes (hours later), but Strata's
-// reaper already declared its run lost and took care of what follows (see
-// recovery.go). A run still "running" whose job River has let go (cancelled
-// when it lost its lease) counts until a reaper claims and recovers it.
-// Zero is the queue at rest: every webhook taken so far has had all its
-// effects, which is the barrier tests wait on to prove that nothing else
-// happens.
+// retryable, pending or running. Jobs scheduled for later (a takeover's
+// expiry) are not counted, nor a running job whose process died: River's
+// own row stays "running" (until River's rescuer comes, hours later), but
+// Strata's reaper already declared its run lost and took care of what
+// follows (see recovery.go), or the run had ended and its process died
+// before River recorded the job finished — which River does within
+// milliseconds, so a row still "running" a few seconds after its run ended
+// is one River will not finish. A run still "running" whose job River has
+// let go (cancelled when it lost its lease) counts until a reaper claims
+// and recovers it. Zero is the queue at rest: every webhook taken so far
+// has had all its effects, which is the barrier tests wait on to prove
+// that nothing else happens.
 func Pending(ctx context.Context, st *store.Store) (int, error) {
 	var n int
 	err := st.DB().QueryRowContext(ctx, st.Rebind(`SELECT
 		(SELECT count(*) FROM river_job j WHERE j.state IN `+activeStates+`
-			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id AND r.status IN (?, ?)))
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id AND (r.status IN (?, ?)
+				OR (j.state = 'running' AND r.attempt = j.attempt AND r.status <> ? AND r.finished_at < `+st.NowSQL()+` - ?))))
 		+ (SELECT count(*) FROM runs r WHERE r.status = ?
 			AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.id = r.job_id AND j.state IN `+activeStates+`))`),
-		store.RunLost, store.RunInterrupted, store.RunRunning).Scan(&n)
+		store.RunLost, store.RunInterrupted, store.RunRunning, deadRowAfter.Milliseconds(), store.RunRunning).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count pending jobs: %w", err)
 	}
 	return n, nil
 }
+
+// deadRowAfter is how long after its run ended a job River still calls
+// running is taken for one whose process died.
+const deadRowAfter = 3 * time.Second
 
 const activeStates = `('available', 'running', 'retryable', 'pending')`

@@ -115,7 +115,10 @@ func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(
 	}
 	// Keep a conclusion or summary a worker already wrote.
 	if cur, gerr := st.Run(context.WithoutCancel(ctx), run.ID); gerr == nil && cur.Status == store.RunRunning {
-		_ = st.FinishRun(context.WithoutCancel(ctx), run.ID, status, cur.Conclusion, cur.Summary)
+		if ferr := st.FinishRun(context.WithoutCancel(ctx), run.ID, status, cur.Conclusion, cur.Summary); ferr != nil {
+			// The reaper will find the run still running and recover it.
+			zerolog.Ctx(ctx).Warn().Err(ferr).Int64("run", run.ID).Msg("record the run's end")
+		}
 	}
 	return err
 }
@@ -140,7 +143,9 @@ func (q *Queue) recover(ctx context.Context, run *store.Run) {
 		return
 	}
 	if q.policies[run.Kind].Recovery == Interrupt {
-		_ = q.store.MarkInterrupted(ctx, run.ID, "interrupted: the server stopped while this ran")
+		if merr := q.store.MarkInterrupted(ctx, run.ID, "interrupted: the server stopped while this ran"); merr != nil {
+			q.opts.Logger.Warn("recover lost run: mark interrupted", "run", run.ID, "job", run.JobID, "err", merr)
+		}
 		_, err = q.b.insert(ctx, Interrupted{JobKind: run.Kind, JobID: run.JobID, RunID: run.ID, Args: args}, nil)
 	} else {
 		err = q.b.insertMany(ctx, []river.InsertManyParams{{

@@ -190,31 +190,6 @@ func pickReleases(all []config.Release, names []string) ([]config.Release, error
 	if len(names) == 0 {
 		return all, nil
 	}
-	var out []config.Release
-	var unknown []string
-	seen := map[string]bool{}
-	for _, n := range names {
-		found := false
-		for _, r := range all {
-			if r.Name == n {
-				found = true
-				if !seen[n] {
-					seen[n] = true
-					out = append(out, r)
-				}
-			}
-		}
-		if !found {
-			unknown = append(unknown, n)
-		}
-	}
-	if len(unknown) > 0 {
-		var known []string
-		for _, r := range all {
-			known = append(known, r.Name)
-		}
-		return nil, fmt.Errorf("no release %s in this repository; its releases are: %s",
-			"`"+strings.Join(unknown, "`, `")+"`", report.Names(known))
-	}
-	return out, nil
+	return worker.Pick(all, names, func(r config.Release, n string) bool { return r.Name == n },
+		func(r config.Release) string { return r.Name }, "release", "releases")
 }

@@ -193,3 +193,7 @@ func (s *Store) dbNow() string {
 	}
 	return `CAST(round(unixepoch('subsec') * 1000) AS INTEGER)`
 }
+
+// NowSQL is the database's clock in Unix milliseconds, as SQL, for queries
+// outside the store that compare with its times (queue.Pending).
+func (s *Store) NowSQL() string { return s.dbNow() }

@@ -31,7 +31,7 @@ func takeoverCheck(d *worker.Deps, t *store.Takeover, headSHA, dest string) repo
 			"default branch do not hydrate `%s` meanwhile.\n\nComment `/release %s` or press Release to give it back; it also ends "+
 			"when the pull request closes or the time is up. Strata then hydrates the default branch's head.",
 			t.PR, t.Sync, t.Holder, when(t.ExpiresAt), dest, t.Sync, t.Sync),
-		Actions: []report.Action{{Label: "Release", Description: "End the takeover", Identifier: "release"}},
+		Actions: []report.Action{{Label: "Release", Description: "End the takeover", Identifier: checks.ButtonRelease}},
 	}
 }
 
