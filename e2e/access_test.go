@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"strata.dev/strata/apptest"
+	"strata.dev/strata/engine/hydrate/hydratetest"
 	"strata.dev/strata/githubtest"
 )
 
@@ -105,6 +106,33 @@ func TestApprovalCountsOnlyFromAWriterOfTheHead(t *testing.T) {
 	})
 	if cr := e.checksNamed(pr.HeadSHA(), check)[1]; cr.Conclusion != "success" {
 		t.Fatalf("apply after bob approved the head = %s %q %q", cr.Conclusion, cr.Title, cr.Summary)
+	}
+	noViolations(t, e.GitHub)
+}
+
+// The attack: a fork changes a sync's source; nothing of it is built on its
+// own (kustomize reads the fork's files only when someone asks), so no
+// preview runs, while the same change from a branch of the repository is
+// previewed.
+func TestForkPRsAreNotPreviewed(t *testing.T) {
+	e := startSyncs(t, apptest.Options{}, nil)
+	e.completed(e.push(map[string]string{"docs/README.md": "x\n"}, "First"), devHydrate)
+	change := map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(7)}
+
+	fork := e.GitHub.AddFork(e.Repo, "mallory")
+	fork.Commit("evil", change, "Evil")
+	fpr := e.Repo.OpenPR("mallory:evil", "main", "mallory")
+	e.Deliver(e.Repo.PullRequestEvent("opened", fpr.Number))
+	e.WaitIdle(syncsWait)
+	if cr, ok := e.Repo.CheckRun(fpr.HeadSHA(), devHydrate); ok {
+		t.Fatalf("a fork's PR was previewed: %+v", cr)
+	}
+
+	e.Repo.Commit("scale", change, "Scale")
+	pr := e.Repo.OpenPR("scale", "main", "alice")
+	e.Deliver(e.Repo.PullRequestEvent("opened", pr.Number))
+	if cr := e.completed(pr.HeadSHA(), devHydrate); cr.Conclusion != "success" {
+		t.Fatalf("preview of a branch of the repository = %s %q", cr.Conclusion, cr.Title)
 	}
 	noViolations(t, e.GitHub)
 }
