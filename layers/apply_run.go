@@ -16,6 +16,7 @@ import (
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/store"
 	"strata.dev/strata/worker"
 )
@@ -125,6 +126,11 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	if err := rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Status: "in_progress",
 		ExternalID: checks.ExternalID(a.PR), Title: "Applying", Summary: fmt.Sprintf("Applying the plan of `%s` saved at %s.", name, a.HeadSHA),
 		DetailsURL: logURL}); err != nil {
+		return nil, rep, err
+	}
+	// A replica that cannot sandbox Terraform refuses before the plan is
+	// marked applied: the plan stays for a replica that can.
+	if err := sandbox.Detect(d.Config.Terraform.SandboxOff()).Err(); err != nil {
 		return nil, rep, err
 	}
 	ok, err := d.Store.MarkApplied(ctx, a.FullName, a.PR, name, a.HeadSHA)
