@@ -15,8 +15,8 @@ import (
 // for each class of command.
 type Policy struct {
 	// Plan is the least permission for commands that run a PR's code
-	// without side effects, or release a PR's locks: /plan, /unlock
-	// (server config plan_permission; write when empty).
+	// without side effects, stop them, or release a PR's locks: /plan,
+	// /cancel, /unlock (server config plan_permission; write when empty).
 	Plan pull.Permission
 	// Apply is the least permission for commands with side effects:
 	// /apply, /takeover, /release, /helm-test (server config
@@ -47,7 +47,7 @@ type Decision struct {
 // caller must look up before Decide (none needs no lookup).
 func Need(command string, p Policy) pull.Permission {
 	switch command {
-	case "plan", "unlock":
+	case "plan", "cancel", "unlock":
 		return orWrite(p.Plan)
 	case "apply", "takeover", "release", "helm-test":
 		return orWrite(p.Apply)

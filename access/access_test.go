@@ -11,14 +11,14 @@ import (
 // What each command or button asks for, as the table says it: run, below
 // which class of permission.
 var sideEffects = map[string]bool{"apply": true, "takeover": true, "release": true, "helm-test": true}
-var runsCode = map[string]bool{"plan": true, "unlock": true}
+var runsCode = map[string]bool{"plan": true, "cancel": true, "unlock": true}
 
 // Every command and every button (a button arrives as the command it stands
 // for, through checks.ButtonCommand) × every permission × fork or not ×
 // author or not, under the default policy and stricter ones.
 func TestDecide(t *testing.T) {
 	var asked []string // "command" or "button on check"
-	for _, c := range []string{"plan", "apply", "unlock", "takeover", "release", "helm-test", "help"} {
+	for _, c := range []string{"plan", "apply", "unlock", "cancel", "takeover", "release", "helm-test", "help"} {
 		asked = append(asked, c)
 	}
 	buttons := []struct{ check, button string }{
@@ -89,6 +89,10 @@ func TestDecideReasonNamesThePermissions(t *testing.T) {
 	}
 	d = Decide("helm-test", Subject{User: "stranger", Permission: pull.None}, Policy{Apply: pull.Maintain})
 	if want := "@stranger has no permission on this repository; `/helm-test` needs maintain or higher."; d.Reason != want {
+		t.Errorf("reason = %q, want %q", d.Reason, want)
+	}
+	d = Decide("cancel", Subject{User: "reader", Permission: pull.Read}, Policy{})
+	if want := "@reader has read permission on this repository; `/cancel` needs write or higher."; d.Reason != want {
 		t.Errorf("reason = %q, want %q", d.Reason, want)
 	}
 	d = Decide("unlock", Subject{User: "triager", Permission: pull.Triage}, Policy{})

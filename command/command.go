@@ -31,6 +31,9 @@ type Apply struct{ Layers []string }
 // Unlock releases this PR's locks on the named layers (all when empty).
 type Unlock struct{ Layers []string }
 
+// Cancel stops this PR's queued and running plans (never an apply).
+type Cancel struct{}
+
 // Takeover hydrates the PR head into a sync's destination. An empty Sync means
 // the repo's only sync; a zero Duration means the sync's default.
 type Takeover struct {
@@ -54,6 +57,7 @@ type Help struct{}
 func (Plan) Name() string     { return "plan" }
 func (Apply) Name() string    { return "apply" }
 func (Unlock) Name() string   { return "unlock" }
+func (Cancel) Name() string   { return "cancel" }
 func (Takeover) Name() string { return "takeover" }
 func (Release) Name() string  { return "release" }
 func (HelmTest) Name() string { return "helm-test" }
@@ -68,7 +72,8 @@ func (c Release) String() string {
 	}
 	return render(c.Name(), c.Sync)
 }
-func (c Help) String() string { return render(c.Name()) }
+func (c Help) String() string   { return render(c.Name()) }
+func (c Cancel) String() string { return render(c.Name()) }
 
 func (c Takeover) String() string {
 	var args []string
@@ -117,18 +122,20 @@ var usageLine = map[string]string{
 	"plan":      "/plan [LAYER...]",
 	"apply":     "/apply [LAYER...]",
 	"unlock":    "/unlock [LAYER...]",
+	"cancel":    "/cancel",
 	"takeover":  "/takeover [SYNC] [DURATION]",
 	"release":   "/release [SYNC]",
 	"helm-test": "/helm-test [RELEASE...] [--filter NAME]...",
 	"help":      "/help",
 }
 
-var commandOrder = []string{"plan", "apply", "unlock", "takeover", "release", "helm-test", "help"}
+var commandOrder = []string{"plan", "apply", "unlock", "cancel", "takeover", "release", "helm-test", "help"}
 
 var commandHelp = map[string]string{
 	"plan":      "plan the named layers, or every layer the PR touches",
 	"apply":     "apply the saved plans of the named layers, or all planned layers of the PR",
 	"unlock":    "release this PR's locks (and discard its plans)",
+	"cancel":    "cancel this PR's queued and running plans (Terraform is interrupted; an apply that started goes on; the locks stay)",
 	"takeover":  "hydrate the PR head into SYNC's destination and pause push-hydration until released or expired (DURATION like `2h`, `1h30m` or `1d`)",
 	"release":   "end a takeover and rehydrate from the default branch",
 	"helm-test": "upgrade/install the release from the PR's chart, then run its Helm tests (only the tests named by `--filter`, if any)",

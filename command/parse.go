@@ -29,6 +29,13 @@ func Parse(body string) (Command, error) {
 	case "unlock":
 		layers, err := p.names("layer", args)
 		return orNil(Unlock{Layers: layers}, err)
+	case "cancel":
+		// "/cancel network" would read as cancelling only network's plan,
+		// which /cancel does not do: refuse words rather than ignore them.
+		if len(args) > 0 {
+			return nil, p.errorf("`/cancel` takes no arguments: it cancels every queued and running plan of this pull request.")
+		}
+		return Cancel{}, nil
 	case "takeover":
 		return p.takeover(args)
 	case "release":

@@ -21,6 +21,8 @@ func TestParseCommands(t *testing.T) {
 		{"root dir layer", "/plan .", Plan{Layers: []string{"."}}},
 		{"apply", "/apply network", Apply{Layers: []string{"network"}}},
 		{"unlock", "/unlock", Unlock{}},
+		{"cancel", "/cancel", Cancel{}},
+		{"cancel, text on the next line", "/cancel\nwrong branch", Cancel{}},
 		{"CRLF and leading blank lines", "\r\n  \r\n/apply  network \r\nthanks!", Apply{Layers: []string{"network"}}},
 		{"text on the next line", "/plan\nplease look at the dns change", Plan{}},
 		{"trailing spaces and tabs", "/plan\ta\t \n", Plan{Layers: []string{"a"}}},
@@ -107,6 +109,7 @@ func TestParseUsageErrors(t *testing.T) {
 		{"takeover three args", "/takeover dev 2h more", "Too many arguments"},
 		{"takeover duration first", "/takeover 2h dev", "is a duration, not a sync name"},
 		{"takeover bad sync", "/takeover de&v", "may only use"},
+		{"cancel names a layer", "/cancel network", "takes no arguments"},
 		{"release two syncs", "/release dev prod", "Too many arguments"},
 		{"helm-test filter without value", "/helm-test api --filter", "needs a test name"},
 		{"helm-test empty filter", "/helm-test --filter=", "needs a test name"},
@@ -134,7 +137,7 @@ func TestParseUsageErrors(t *testing.T) {
 
 func TestStringRoundTrip(t *testing.T) {
 	cmds := []Command{
-		Plan{}, Plan{Layers: []string{"a", "b/c@prod"}}, Apply{Layers: []string{"x"}}, Unlock{},
+		Plan{}, Plan{Layers: []string{"a", "b/c@prod"}}, Apply{Layers: []string{"x"}}, Unlock{}, Cancel{},
 		Takeover{}, Takeover{Sync: "dev"}, Takeover{Duration: 36 * time.Hour},
 		Takeover{Sync: "dev", Duration: 90 * time.Minute},
 		Release{}, Release{Sync: "dev"},
@@ -163,6 +166,7 @@ func FuzzParse(f *testing.F) {
 		"/plan", "/plan a b", "\r\n/apply network\r\n", "/takeover dev 2h", "/takeover 1d12h",
 		"/release dev", "/helm-test api --filter smoke --filter=db", "/help", "/lgtm",
 		"> /apply", "/plan ../x", "/takeover dev -1s", "/helm-test --filter",
+		"/cancel", "/cancel network",
 	} {
 		f.Add(seed)
 	}

@@ -46,7 +46,9 @@ type Autoplan struct {
 // DefaultWhenModified are the autoplan globs of a layer that sets none: the
 // Terraform files directly in its dir. Unlike Atlantis ("**/*.tf*"),
 // subdirectories are not included, so a layer nested in another's dir does not
-// plan both; add "**/*.tf" to watch local modules below the dir.
+// plan both. A layer with these globs also follows the local modules it calls
+// (at any depth, wherever they are in the repository): a change to one plans
+// it. A layer that sets its own globs follows only them.
 var DefaultWhenModified = []string{"*.tf", "*.tfvars"}
 
 // ApplyRequirement is a condition a PR must meet before /apply.

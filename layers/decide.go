@@ -22,9 +22,9 @@ import (
 const staleMessage = "plan is stale, run /plan"
 
 // planTargets decides which layers a /plan targets: the layers named (by
-// name or dir), or every layer the PR's files touch. A refusal is the reply
-// the user reads.
-func planTargets(all []config.Layer, names, changed []string) ([]config.Layer, string) {
+// name or dir), or every layer the PR's files touch, in its dir or through
+// its local modules. A refusal is the reply the user reads.
+func planTargets(all []config.Layer, names, changed []string, modules layerModules) ([]config.Layer, string) {
 	if len(names) > 0 {
 		layers, err := pickLayers(all, names)
 		if err != nil {
@@ -32,7 +32,7 @@ func planTargets(all []config.Layer, names, changed []string) ([]config.Layer, s
 		}
 		return layers, ""
 	}
-	if layers := touchedLayers(all, changed, false); len(layers) > 0 {
+	if layers := touchedLayers(all, changed, modules, false); len(layers) > 0 {
 		return layers, ""
 	}
 	return nil, "this pull request touches no layer; name one: `/plan LAYER`. Layers: " + report.Names(layerNames(all))
@@ -322,6 +322,9 @@ type planOutcome string
 const (
 	// planSuperseded: the PR moved to a newer head while it ran.
 	planSuperseded planOutcome = "superseded"
+	// planCancelled: someone asked for it with /cancel while it ran;
+	// Terraform was interrupted, then killed after the grace period.
+	planCancelled planOutcome = "cancelled"
 	// planRetry: Strata's side failed (fetching, the store), attempts are
 	// left: the job runs again.
 	planRetry planOutcome = "retry"
@@ -332,13 +335,21 @@ const (
 	planPlanned     planOutcome = "planned"
 )
 
-// planOutcomeOf names how a plan run ended: superseded says the PR moved on
-// while it ran, err is the engine's, attempt of maxAttempts the job's.
-func planOutcomeOf(superseded bool, err error, attempt, maxAttempts int) planOutcome {
+// cancelledBy stops a plan that a user cancelled with /cancel.
+type cancelledBy struct{ User string }
+
+func (c cancelledBy) Error() string { return "@" + c.User + " cancelled it with `/cancel`" }
+
+// planOutcomeOf names how a plan run ended: stopped is why its run was
+// stopped while it ran (errSuperseded, a cancelledBy; nil when nothing
+// stopped it), err is the engine's, attempt of maxAttempts the job's.
+func planOutcomeOf(stopped, err error, attempt, maxAttempts int) planOutcome {
 	var tfErr *terraform.Error
 	switch {
-	case superseded:
+	case errors.Is(stopped, errSuperseded):
 		return planSuperseded
+	case errors.As(stopped, new(cancelledBy)):
+		return planCancelled
 	case err == nil:
 		return planPlanned
 	case errors.As(err, &tfErr):

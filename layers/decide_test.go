@@ -45,7 +45,7 @@ func TestPlanTargets(t *testing.T) {
 		{name: "no files", refusedBy: "touches no layer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, why := planTargets(all, tc.named, tc.changed)
+			got, why := planTargets(all, tc.named, tc.changed, nil)
 			if tc.refusedBy != "" {
 				if !strings.Contains(why, tc.refusedBy) || got != nil {
 					t.Fatalf("got %v, %q; want a refusal with %q", names(got), why, tc.refusedBy)
@@ -61,7 +61,7 @@ func TestPlanTargets(t *testing.T) {
 
 // Autoplan keeps the touched layers with autoplan on.
 func TestTouchedLayersAutoplan(t *testing.T) {
-	got := touchedLayers(all, []string{"infra/dns/main.tf", "infra/app/vars.tfvars"}, true)
+	got := touchedLayers(all, []string{"infra/dns/main.tf", "infra/app/vars.tfvars"}, nil, true)
 	if !slices.Equal(names(got), []string{"app"}) {
 		t.Errorf("autoplan = %v, want [app]", names(got))
 	}
@@ -289,22 +289,40 @@ func TestLockOutcome(t *testing.T) {
 func TestPlanOutcome(t *testing.T) {
 	tfErr := &terraform.Error{Command: "plan", Message: "boom"}
 	infra := errors.New("fetch: connection reset")
+	interrupted := &terraform.Error{Command: "plan", Message: "interrupted"}
 	for _, tc := range []struct {
 		name              string
-		superseded        bool
-		err               error
+		stopped, err      error
 		attempt, attempts int
 		want              planOutcome
 	}{
-		{"planned", false, nil, 1, 3, planPlanned},
-		{"superseded wins over an error", true, tfErr, 1, 3, planSuperseded},
-		{"terraform failed: no retry", false, tfErr, 1, 3, planToolFailed},
-		{"infrastructure, attempts left", false, infra, 2, 3, planRetry},
-		{"infrastructure, last attempt", false, infra, 3, 3, planInfraFailed},
-		{"no sandbox on this kernel: no retry", false, sandbox.Status{}.Err(), 1, 3, planInfraFailed},
+		{"planned", nil, nil, 1, 3, planPlanned},
+		{"superseded wins over an error", errSuperseded, tfErr, 1, 3, planSuperseded},
+		{"cancelled while terraform ran: its interrupt is no failure", cancelledBy{User: "alice"}, interrupted, 1, 3, planCancelled},
+		{"cancelled after terraform finished", cancelledBy{User: "alice"}, nil, 1, 3, planCancelled},
+		{"cancelled on the last attempt of a failing fetch", cancelledBy{User: "alice"}, infra, 3, 3, planCancelled},
+		{"the job's deadline is no cancel", context.DeadlineExceeded, infra, 3, 3, planInfraFailed},
+		{"terraform failed: no retry", nil, tfErr, 1, 3, planToolFailed},
+		{"infrastructure, attempts left", nil, infra, 2, 3, planRetry},
+		{"infrastructure, last attempt", nil, infra, 3, 3, planInfraFailed},
+		{"no sandbox on this kernel: no retry", nil, sandbox.Status{}.Err(), 1, 3, planInfraFailed},
 	} {
-		if got := planOutcomeOf(tc.superseded, tc.err, tc.attempt, tc.attempts); got != tc.want {
+		if got := planOutcomeOf(tc.stopped, tc.err, tc.attempt, tc.attempts); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// /cancel's reply lists the plans it cancelled, and the applies it left.
+func TestCancelReply(t *testing.T) {
+	got := cancelReply("alice", []string{"network", "dns"}, []string{"app"})
+	for _, want := range []string{"@alice cancelled the queued and running plans", "- `network`\n- `dns`", "The locks stay",
+		"Not cancelled: the apply of `app`, which started"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("reply lacks %q:\n%s", want, got)
+		}
+	}
+	if got := cancelReply("alice", nil, nil); got != "@alice this pull request has no queued or running plan to cancel." {
+		t.Errorf("nothing to cancel: %q", got)
 	}
 }

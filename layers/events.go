@@ -82,7 +82,7 @@ func explainFork(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev j
 }
 
 // autoplan plans the layers with autoplan enabled whose when_modified globs
-// match the PR's changed files.
+// match the PR's changed files, or whose local modules they change.
 func autoplan(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev jobs.PullRequest) error {
 	pr, err := d.PR(ctx, ev.Repo, ev.PR)
 	if err != nil {
@@ -104,7 +104,11 @@ func autoplan(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev jobs
 	if err != nil {
 		return err
 	}
-	layers := touchedLayers(all, files, true)
+	modules, err := readLayerModules(ctx, d, ev.Repo, ev.HeadSHA, all, files, true)
+	if err != nil {
+		return err
+	}
+	layers := touchedLayers(all, files, modules, true)
 	if len(layers) == 0 {
 		return nil
 	}

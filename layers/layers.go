@@ -50,6 +50,9 @@ func New(d *worker.Deps) worker.Feature {
 			"unlock": {Run: func(ctx context.Context, c *worker.CommandContext, cmd command.Command) error {
 				return unlockCommand(ctx, d, c, cmd)
 			}},
+			"cancel": {Run: func(ctx context.Context, c *worker.CommandContext, cmd command.Command) error {
+				return cancelCommand(ctx, d, c, cmd)
+			}},
 		},
 		OnPullRequest: func(ctx context.Context, ev jobs.PullRequest) error { return layersOnPullRequest(ctx, d, ev) },
 		Interrupted: map[string]worker.InterruptedFunc{
@@ -133,15 +136,16 @@ func pickLayers(all []config.Layer, names []string) ([]config.Layer, error) {
 }
 
 // touchedLayers are the layers whose when_modified globs match a changed
-// file; autoplan only keeps those with autoplan enabled.
-func touchedLayers(all []config.Layer, files []string, autoplan bool) []config.Layer {
+// file, or, for a layer with the default globs, whose local modules hold a
+// changed Terraform file; autoplan only keeps those with autoplan enabled.
+func touchedLayers(all []config.Layer, files []string, modules layerModules, autoplan bool) []config.Layer {
 	var out []config.Layer
 	for _, l := range all {
 		if autoplan && !l.Autoplan.Enabled {
 			continue
 		}
 		for _, f := range files {
-			if l.Matches(f) {
+			if l.Matches(f) || modules.touch(l, f) {
 				out = append(out, l)
 				break
 			}

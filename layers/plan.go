@@ -35,12 +35,16 @@ func planCommand(ctx context.Context, d *worker.Deps, c *worker.CommandContext, 
 	}
 	names := cmd.(command.Plan).Layers
 	var changed []string
+	var modules layerModules
 	if len(names) == 0 {
 		if changed, err = c.PR.ChangedFiles(ctx); err != nil {
 			return err
 		}
+		if modules, err = readLayerModules(ctx, d, a.Repo, head, all, changed, false); err != nil {
+			return err
+		}
 	}
-	layers, why := planTargets(all, names, changed)
+	layers, why := planTargets(all, names, changed, modules)
 	if why != "" {
 		return c.Reply(ctx, fmt.Sprintf("@%s %s", a.User, why))
 	}

@@ -44,7 +44,7 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 	runID := worker.RunID(ctx)
 	logURL := d.LogURL(runID)
 
-	// Nothing runs for an old head or a lock that is gone.
+	// Nothing runs for an old head, a lock that is gone or a /cancel.
 	if why, err := w.stillWanted(ctx, a); err != nil {
 		return err
 	} else if why != "" {
@@ -53,12 +53,12 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go watchHead(ctx, d.Store, a.FullName, a.PR, a.HeadSHA, cancel)
+	go watchPlan(ctx, d.Store, a, cancel)
 
 	release, err := waitSlot(ctx, d.Store, a.FullName, a.Target, runID)
 	if err != nil {
-		if errors.Is(context.Cause(ctx), errSuperseded) {
-			return w.cancel(context.WithoutCancel(ctx), rep, a, errSuperseded.Error())
+		if why := stopReason(context.Cause(ctx)); why != "" {
+			return w.cancel(context.WithoutCancel(ctx), rep, a, why)
 		}
 		return err
 	}
@@ -84,12 +84,26 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 		// Another replica retries this plan and reports it.
 		return context.Cause(ctx)
 	}
-	superseded := errors.Is(context.Cause(ctx), errSuperseded)
+	stopped := context.Cause(ctx)
 	ctx = context.WithoutCancel(ctx)
 
-	switch planOutcomeOf(superseded, err, job.Attempt, job.MaxAttempts) {
-	case planSuperseded:
-		return w.cancel(ctx, rep, a, errSuperseded.Error())
+	outcome := planOutcomeOf(stopped, err, job.Attempt, job.MaxAttempts)
+	if outcome != planRetry && stopReason(stopped) == "" {
+		// A /cancel that came after Terraform ended still cancels the plan;
+		// from here on, /cancel leaves it alone (its reply lists no plan
+		// that then reports a result).
+		user, serr := d.Store.SettlePlan(ctx, a.Batch, a.Target)
+		if serr != nil {
+			return serr
+		}
+		if user != "" {
+			stopped = cancelledBy{User: user}
+			outcome = planOutcomeOf(stopped, err, job.Attempt, job.MaxAttempts)
+		}
+	}
+	switch outcome {
+	case planSuperseded, planCancelled:
+		return w.cancel(ctx, runRep, a, stopReason(stopped))
 	case planRetry:
 		return err // fetching or the like: try again
 	case planToolFailed, planInfraFailed:
@@ -112,8 +126,13 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 }
 
 // stillWanted says why a plan should not run: its PR moved on or was
-// closed, or the PR no longer holds the layer's lock.
+// closed, someone cancelled it, or the PR no longer holds the layer's lock.
 func (w *layerPlanWorker) stillWanted(ctx context.Context, a jobs.LayerPlan) (string, error) {
+	if user, err := w.d.Store.PlanCancelledBy(ctx, a.Batch, a.Target); err != nil {
+		return "", err
+	} else if user != "" {
+		return cancelledBy{User: user}.Error(), nil
+	}
 	if head, err := w.d.Store.PRHead(ctx, a.FullName, a.PR); err != nil {
 		return "", err
 	} else if head != "" && head != a.HeadSHA {
@@ -221,8 +240,11 @@ func waitSlot(ctx context.Context, st *store.Store, repo, layer string, runID in
 		func(ctx context.Context) error { return st.ReleaseSlot(ctx, repo, layer, runID) })
 }
 
-// watchHead cancels a plan when its PR gets a newer head.
-func watchHead(ctx context.Context, st *store.Store, repo string, pr int, headSHA string, cancel context.CancelCauseFunc) {
+// watchPlan stops a plan while it waits or runs: when its PR gets a newer
+// head (errSuperseded), or someone cancels it with /cancel (cancelledBy).
+// Cancelling the context interrupts Terraform, then kills it after the
+// grace period.
+func watchPlan(ctx context.Context, st *store.Store, a jobs.LayerPlan, cancel context.CancelCauseFunc) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -230,11 +252,27 @@ func watchHead(ctx context.Context, st *store.Store, repo string, pr int, headSH
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			head, err := st.PRHead(ctx, repo, pr)
-			if err == nil && head != "" && head != headSHA {
+			if head, err := st.PRHead(ctx, a.FullName, a.PR); err == nil && head != "" && head != a.HeadSHA {
 				cancel(errSuperseded)
+				return
+			}
+			if user, err := st.PlanCancelledBy(ctx, a.Batch, a.Target); err == nil && user != "" {
+				cancel(cancelledBy{User: user})
 				return
 			}
 		}
 	}
+}
+
+// stopReason is why watchPlan stopped a plan, in the check's words, or ""
+// when it did not.
+func stopReason(cause error) string {
+	var c cancelledBy
+	switch {
+	case errors.Is(cause, errSuperseded):
+		return errSuperseded.Error()
+	case errors.As(cause, &c):
+		return c.Error()
+	}
+	return ""
 }

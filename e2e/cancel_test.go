@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"strata.dev/strata/apptest"
+)
+
+// PR #1 plans a slow layer (3000 resources); while Terraform plans it,
+// alice comments /cancel -> Terraform exits, the plan check completes as
+// cancelled naming alice, the reply lists the layer, the PR keeps the
+// lock, and a later /plan plans it. A reader's /cancel is refused by the
+// permission table.
+func TestCancelStopsARunningPlan(t *testing.T) {
+	e := startLayers(t, apptest.Options{}, map[string]int{network: 1}, nil)
+	e.Repo.SetPermission("alice", "write")
+	e.Repo.SetPermission("reader", "read")
+	pr := e.openPR("grow", "alice", map[string]string{network + "/main.tf": e.layerFile(network, 3000)})
+	head := pr.HeadSHA()
+
+	e.comment(pr.Number, "reader", "/cancel")
+	refusal := e.commentWith(pr.Number, "refused")
+	wantText(t, "refusal", refusal.Body, "@reader has read permission", "`/cancel` needs write or higher")
+
+	e.comment(pr.Number, "alice", "/plan")
+	var pid int
+	e.WaitFor(layersWait, func() bool { pid = terraformBelow(e.Config.DataDir, "plan"); return pid != 0 })
+	exited := watchExit(t, pid)
+	e.comment(pr.Number, "alice", "/cancel")
+
+	select {
+	case <-exited:
+	case <-time.After(layersWait):
+		t.Fatal("Terraform goes on planning after /cancel")
+	}
+	cr := e.completed(head, networkPlan)
+	if cr.Conclusion != "cancelled" || !strings.Contains(cr.Summary, "@alice cancelled it with `/cancel`") {
+		t.Fatalf("plan check after /cancel = %s %q %q; want cancelled by @alice (did the plan finish first?)", cr.Conclusion, cr.Title, cr.Summary)
+	}
+	reply := e.commentWith(pr.Number, "@alice cancelled")
+	wantText(t, "reply", reply.Body, "- `"+network+"`", "The locks stay")
+	e.WaitIdle(layersWait)
+	if l, err := e.Server.Store().Lock(t.Context(), e.Repo.FullName(), network); err != nil || l.PR != pr.Number {
+		t.Fatalf("after /cancel the lock is %+v, %v; want #%d's", l, err, pr.Number)
+	}
+
+	e.comment(pr.Number, "alice", "/plan")
+	e.WaitFor(layersWait, func() bool {
+		runs := e.checksNamed(head, networkPlan)
+		return len(runs) == 2 && runs[1].Status == "completed"
+	})
+	if again := e.checksNamed(head, networkPlan)[1]; again.Conclusion != "success" || again.Title != "3000 to add, 0 to change, 0 to destroy" {
+		t.Fatalf("plan after /cancel = %s %q %q", again.Conclusion, again.Title, again.Summary)
+	}
+	if first := e.checksNamed(head, networkPlan)[0]; first.Conclusion != "cancelled" {
+		t.Errorf("the cancelled check became %s", first.Conclusion)
+	}
+
+	// Nothing is left to cancel.
+	e.comment(pr.Number, "alice", "/cancel")
+	e.WaitIdle(layersWait)
+	if last := e.Repo.Comments(pr.Number); !strings.Contains(last[len(last)-1].Body, "no queued or running plan to cancel") {
+		t.Errorf("a /cancel with nothing to cancel answered:\n%s", allComments(e.Repo, pr.Number))
+	}
+	noViolations(t, e.GitHub)
+}
