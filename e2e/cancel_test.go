@@ -60,9 +60,10 @@ func TestCancelStopsARunningPlan(t *testing.T) {
 
 	// Nothing is left to cancel.
 	e.comment(pr.Number, "alice", "/cancel")
+	e.commentWith(pr.Number, "no queued or running plan to cancel")
 	e.WaitIdle(layersWait)
-	if last := e.Repo.Comments(pr.Number); !strings.Contains(last[len(last)-1].Body, "no queued or running plan to cancel") {
-		t.Errorf("a /cancel with nothing to cancel answered:\n%s", allComments(e.Repo, pr.Number))
+	if n := strings.Count(allComments(e.Repo, pr.Number), "cancelled the queued and running plan"); n != 1 {
+		t.Errorf("%d replies cancelling plans, want only the first:\n%s", n, allComments(e.Repo, pr.Number))
 	}
 	noViolations(t, e.GitHub)
 }
