@@ -111,9 +111,22 @@ func (r *GitHubRepo) BranchHead(ctx context.Context, branch string) (string, str
 	return ref.GetObject().GetSHA(), branch, nil
 }
 
+// Compare reads one page of the comparison: the status, counts and merge
+// base come with any page, and a guard or a merge base needs no files.
 func (r *GitHubRepo) Compare(ctx context.Context, base, head string) (*Comparison, error) {
+	return r.compare(ctx, base, head, false)
+}
+
+func (r *GitHubRepo) CompareFiles(ctx context.Context, base, head string) (*Comparison, error) {
+	return r.compare(ctx, base, head, true)
+}
+
+func (r *GitHubRepo) compare(ctx context.Context, base, head string, files bool) (*Comparison, error) {
 	out := &Comparison{}
-	opts := &github.ListOptions{PerPage: 100}
+	opts := &github.ListOptions{PerPage: 1}
+	if files {
+		opts.PerPage = 100
+	}
 	for {
 		cmp, resp, err := r.gh.Repositories.CompareCommits(ctx, r.owner, r.name, base, head, opts)
 		if notFound(resp) {
@@ -124,6 +137,9 @@ func (r *GitHubRepo) Compare(ctx context.Context, base, head string) (*Compariso
 		}
 		out.Status, out.AheadBy, out.BehindBy = cmp.GetStatus(), cmp.GetAheadBy(), cmp.GetBehindBy()
 		out.MergeBase = cmp.GetMergeBaseCommit().GetSHA()
+		if !files {
+			return out, nil
+		}
 		for _, f := range cmp.Files {
 			out.Files = append(out.Files, f.GetFilename())
 			if prev := f.GetPreviousFilename(); prev != "" {
@@ -309,11 +325,11 @@ func (p *GitHubPR) Statuses(ctx context.Context) ([]Status, error) {
 
 func (p *GitHubPR) BehindBy(ctx context.Context) (int, error) {
 	return p.behind.get(func() (int, error) {
-		cmp, _, err := p.gh.Repositories.CompareCommits(ctx, p.owner, p.name, p.BaseRef(), p.HeadSHA(), &github.ListOptions{PerPage: 1})
+		cmp, err := p.Compare(ctx, p.BaseRef(), p.HeadSHA())
 		if err != nil {
-			return 0, fmt.Errorf("compare %s with %s: %w", p.BaseRef(), short(p.HeadSHA()), err)
+			return 0, err
 		}
-		return cmp.GetBehindBy(), nil
+		return cmp.BehindBy, nil
 	})
 }
 

@@ -114,9 +114,11 @@ type Repository interface {
 	// BranchHead is the commit a branch points at; branch "" is the
 	// default branch, whose name is returned.
 	BranchHead(ctx context.Context, branch string) (sha, name string, err error)
-	// Compare compares two commits (or refs); ErrNotFound when GitHub
-	// cannot relate them.
+	// Compare compares two commits (or refs) without listing the files;
+	// ErrNotFound when GitHub cannot relate them.
 	Compare(ctx context.Context, base, head string) (*Comparison, error)
+	// CompareFiles is Compare with every changed file listed.
+	CompareFiles(ctx context.Context, base, head string) (*Comparison, error)
 	// Permission is user's role on the repository; None for strangers.
 	Permission(ctx context.Context, user string) (Permission, error)
 }

@@ -140,7 +140,7 @@ func pushChanges(ctx context.Context, repo pull.Repository, ev jobs.Push) (files
 	if ev.Before == "" || ev.Before == zeroSHA {
 		return nil, false, nil
 	}
-	cmp, err := repo.Compare(ctx, ev.Before, ev.After)
+	cmp, err := repo.CompareFiles(ctx, ev.Before, ev.After)
 	if errors.Is(err, pull.ErrNotFound) {
 		return nil, false, nil
 	}
