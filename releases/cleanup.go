@@ -40,13 +40,7 @@ func releasesOnPullRequest(ctx context.Context, d *worker.Deps, ev jobs.PullRequ
 	if err != nil {
 		return err
 	}
-	// The PR's own file may turn cleanup_on_close off for its release; a
-	// broken file leaves the default branch's choice.
-	head, err := worker.ReadRepoConfig(ctx, repo, ev.HeadSHA)
-	if err != nil {
-		head = nil
-	}
-	for _, spec := range cleanupTargets(d.Config, base, head, ev.PR) {
+	for _, spec := range cleanupTargets(d.Config, base, ev.PR) {
 		job := jobs.ReleaseCleanup{Repo: ev.Repo, PR: ev.PR, Target: spec.Name, HeadSHA: ev.HeadSHA, Merged: ev.Merged, Release: spec}
 		if _, err := d.Queue.Enqueue(ctx, job, nil); err != nil {
 			return fmt.Errorf("cleanup of %s for %s#%d: %w", spec.Name, ev.FullName, ev.PR, err)
@@ -57,10 +51,11 @@ func releasesOnPullRequest(ctx context.Context, d *worker.Deps, ev jobs.PullRequ
 
 // cleanupTargets decides which releases a closed PR's cleanup uninstalls:
 // those with cleanup_on_close that the default branch defines, where it
-// installs them for this PR.
-func cleanupTargets(srv *config.Server, base, head *config.Repo, pr int) []jobs.ReleaseSpec {
+// installs them for this PR. The PR's own file has no say: not where a
+// release is, not whether it is cleaned up, not whether it is there at all.
+func cleanupTargets(srv *config.Server, base *config.Repo, pr int) []jobs.ReleaseSpec {
 	var out []jobs.ReleaseSpec
-	for _, rel := range config.Effective(base, head, srv.RepoPolicy()).Releases {
+	for _, rel := range base.Releases {
 		if !rel.CleanupOnClose {
 			continue
 		}
