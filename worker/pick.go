@@ -2,7 +2,6 @@ package worker
 
 import (
 	"fmt"
-	"strings"
 
 	"strata.dev/strata/report"
 )
@@ -37,7 +36,7 @@ func Pick[T any](all []T, names []string, is func(T, string) bool, nameOf func(T
 			known = append(known, nameOf(e))
 		}
 		return nil, fmt.Errorf("no %s %s in this repository; its %s are: %s",
-			what, "`"+strings.Join(unknown, "`, `")+"`", whats, report.Names(known))
+			what, report.Names(unknown), whats, report.Names(known))
 	}
 	return out, nil
 }
