@@ -64,14 +64,8 @@ type Options struct {
 
 // New opens the store, migrates, and listens; Run serves.
 func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Options) (*Server, error) {
-	if !cfg.Configured() {
-		creds, err := config.LoadCredentials(cfg.DataDir)
-		if err != nil {
-			return nil, err
-		}
-		if creds != nil {
-			cfg.UseCredentials(creds)
-		}
+	if err := cfg.UseStoredCredentials(); err != nil {
+		return nil, err
 	}
 	st, err := store.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
@@ -87,6 +81,7 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 	}
 	s := &Server{cfg: cfg, opts: opts, log: log, store: st, metrics: newMetrics(),
 		sandbox: sandbox.Detect(cfg.Terraform.SandboxOff())}
+	s.metrics.registry.MustRegister(newDriftLayers(st))
 	ln := opts.Listener
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.Addr); err != nil {
@@ -142,6 +137,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "database unreachable", http.StatusServiceUnavailable)
 		return
 	}
+	if s.setup.Load() != nil {
+		// Ready means serving: without an App, the setup page is what this
+		// server serves, and a load balancer must route the operator to it.
+		fmt.Fprintln(w, "ready\nsetup: no GitHub App yet; open the setup URL from the server's log")
+		return
+	}
 	if !s.ready.Load() {
 		http.Error(w, "job queue not running", http.StatusServiceUnavailable)
 		return
@@ -176,7 +177,9 @@ func (s *Server) configure(ctx context.Context) error {
 		return err
 	}
 	deps := &worker.Deps{Config: cfg, Clients: clients, Fetcher: fetcher, Redactor: red, Store: s.store, Logger: s.log, Clock: opts.Clock}
-	deps.BotLogin = s.botLogin(ctx, clients)
+	if deps.BotLogin, err = s.botLogin(ctx, clients); err != nil {
+		return err
+	}
 
 	// Every capability, wired explicitly: what it owns is in its package.
 	rt, err := worker.New(deps, layers.New(deps), syncs.New(deps), releases.New(deps, opts.Clusters), worker.Housekeeping(deps))
@@ -218,18 +221,23 @@ func (s *Server) configure(ctx context.Context) error {
 
 // botLogin asks GitHub for the App's slug: its comments come from
 // "slug[bot]" and must not trigger it.
-func (s *Server) botLogin(ctx context.Context, clients githubapp.ClientCreator) string {
+// GitHub refusing the App's credentials stops the server: every job would
+// fail. GitHub out of reach does not; the jobs retry.
+func (s *Server) botLogin(ctx context.Context, clients githubapp.ClientCreator) (string, error) {
 	gh, err := clients.NewAppClient()
 	if err != nil {
-		s.log.Warn().Err(err).Msg("GitHub App client")
-		return ""
+		return "", fmt.Errorf("GitHub App client: %w", err)
 	}
-	app, _, err := gh.Apps.Get(ctx, "")
+	app, res, err := gh.Apps.Get(ctx, "")
+	if res != nil && res.StatusCode == http.StatusUnauthorized {
+		return "", fmt.Errorf("GitHub refused the App's credentials (401 from %s): the private key is not App %d's, or the App ID is wrong; "+
+			"download a new key from the App's settings page", s.cfg.GitHub.APIURL, s.cfg.GitHub.AppID)
+	}
 	if err != nil {
 		s.log.Warn().Err(err).Msg("could not read the App's slug; ignoring bot comments by type only")
-		return ""
+		return "", nil
 	}
-	return app.GetSlug() + "[bot]"
+	return app.GetSlug() + "[bot]", nil
 }
 
 // Run serves until ctx ends, then shuts down gracefully: webhooks stop at

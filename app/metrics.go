@@ -26,7 +26,7 @@ func newMetrics() *metrics {
 			Name: "strata_webhooks_total", Help: "Webhook deliveries received, by event and outcome.",
 		}, []string{"event", "outcome"}),
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "strata_jobs_total", Help: "Jobs finished, by kind and final state.",
+			Name: "strata_jobs_total", Help: "Job attempts ended, by kind and state: completed, retryable (failed, will be retried), discarded (failed its last attempt), cancelled.",
 		}, []string{"kind", "state"}),
 		apiCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_github_requests_total", Help: "GitHub API requests, by method and status.",

@@ -47,6 +47,9 @@ type Options struct {
 	Clusters releases.Clusters
 	// Clock replaces time.Now for the capabilities.
 	Clock func() time.Time
+	// Heartbeat of running jobs; 100ms when zero. A test that runs many
+	// Terraforms at once on a loaded machine gives their leases more time.
+	Heartbeat time.Duration
 }
 
 // Env is a running Strata with its fake GitHub and one repository.
@@ -114,7 +117,10 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	srv, err := app.New(ctx, full, log, app.Options{Listener: ln, Heartbeat: 100 * time.Millisecond,
+	if opts.Heartbeat == 0 {
+		opts.Heartbeat = 100 * time.Millisecond
+	}
+	srv, err := app.New(ctx, full, log, app.Options{Listener: ln, Heartbeat: opts.Heartbeat,
 		Clusters: opts.Clusters, Clock: opts.Clock})
 	if err != nil {
 		cancel()

@@ -34,6 +34,10 @@ func Hydrate(sync string) string     { return HydratePrefix + sync }
 func Takeover(sync string) string    { return TakeoverPrefix + sync }
 func HelmTest(release string) string { return HelmTestPrefix + release }
 
+// Drift names the check a drift run of a layer leaves on the default
+// branch's head.
+func Drift(layer string) string { return DriftPrefix + layer }
+
 // Button identifiers (at most 20 characters: GitHub's limit).
 const (
 	ButtonApply    = "apply"

@@ -17,6 +17,12 @@ type Repo struct {
 	Layers   []Layer
 	Syncs    []Sync
 	Releases []Release
+	// Lock is the lock mode of the layers that set none (default on_plan).
+	Lock LockMode
+	// Drift is the repository's drift detection, for layers that set none.
+	Drift *Drift
+	// Engine is the engine of the layers that name none; empty is terraform.
+	Engine string
 }
 
 // Layer is a Terraform root module run in one workspace.
@@ -32,6 +38,16 @@ type Layer struct {
 	ApplyRequirements []ApplyRequirement
 	DependsOn         []string // names of other layers
 	Line              int      // line of the layer in the file
+	// Engine is EngineTerraform or EngineTofu: which kind of the server's
+	// binaries runs the layer; empty (the default when the file names
+	// none either) is terraform.
+	Engine string
+	// Lock says when a PR takes the layer's lock: policy, like
+	// ApplyRequirements (see Effective). Default: the file's, or on_plan.
+	Lock LockMode
+	// Drift is the layer's drift detection (or the repository's), nil
+	// when off; read from the default branch only (see docs/drift.md).
+	Drift *Drift
 }
 
 // Autoplan says when a push plans a layer.

@@ -42,16 +42,22 @@ func ParseRepo(filename string, data []byte) (*Repo, error) {
 				d.add(n.Line, "version must be 1, not %s", n.Value)
 			}
 		},
+		"lock":     d.lockMode(&r.Lock),
 		"layers":   d.list(func(n *yaml.Node) { r.Layers = append(r.Layers, d.layer(n)) }),
 		"syncs":    d.list(func(n *yaml.Node) { r.Syncs = append(r.Syncs, d.sync(n)) }),
 		"releases": d.list(func(n *yaml.Node) { r.Releases = append(r.Releases, d.release(n)) }),
+		"drift":    d.drift(&r.Drift),
+		"engine":   d.engine(&r.Engine),
 	})
+	inheritDrift(r)
+	inheritEngine(r)
 	if !versionSet {
 		d.add(1, "version: 1 is required")
 	}
 	if err := d.err(); err != nil {
 		return nil, err
 	}
+	defaultLocks(r)
 	return r, nil
 }
 
@@ -82,6 +88,9 @@ func (d *repoDecoder) layer(n *yaml.Node) Layer {
 			}
 		},
 		"depends_on": d.strs(&l.DependsOn),
+		"engine":     d.engine(&l.Engine),
+		"drift":      d.drift(&l.Drift),
+		"lock":       d.lockMode(&l.Lock),
 	})
 	d.required(n, where, "dir", l.Dir)
 	l.Dir = cleanPath(l.Dir)

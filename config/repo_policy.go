@@ -15,17 +15,22 @@ type Policy struct {
 //
 // For an entry the default branch also has, these fields come from the default
 // branch:
-//   - layer: ApplyRequirements. A layer is the same when its name or its dir
-//     and workspace match (all matches count), so renaming a layer or moving
-//     a name to another dir does not drop requirements.
+//   - layer: ApplyRequirements and Lock. A layer is the same when its name
+//     or its dir and workspace match (all matches count: requirements add up,
+//     and on_plan wins over on_apply), so renaming a layer or moving a name
+//     to another dir does not drop requirements.
 //   - sync (same name): Dest and Takeover, i.e. where a takeover writes and for
 //     how long it may hold it.
 //   - release (same name): Cluster, Namespace, ReleaseName and
 //     CleanupOnClose, i.e. what a PR's chart is installed over, and whether
 //     closing the PR uninstalls it.
 //
+// A layer's Engine is the PR's: it only chooses which of the operator's
+// binaries runs the PR's code, which any engine runs the same way.
+//
 // Entries only on the PR branch get the strictest policy: a layer gets
-// p.ApplyRequirements, whatever it asks for; a sync is marked Proposed (it
+// p.ApplyRequirements, whatever it asks for, and the default branch's
+// file-wide lock mode; a sync is marked Proposed (it
 // may be previewed, never taken over or hydrated anywhere); a release has
 // no default-branch placement, so /helm-test refuses it. Either config may
 // be nil (no file). A PR that deletes the file still runs with the default
@@ -40,8 +45,10 @@ func Effective(defaultBranch, prBranch *Repo, p Policy) *Repo {
 		defaultBranch = &Repo{}
 	}
 	r := cloneRepo(prBranch)
+	r.Lock = fileLock(defaultBranch)
 	for i := range r.Layers {
 		l := &r.Layers[i]
+		l.Lock = baseLock(defaultBranch, l)
 		if reqs, found := baseRequirements(defaultBranch.Layers, l); found {
 			l.ApplyRequirements = reqs
 		} else {
@@ -86,6 +93,7 @@ func baseRequirements(base []Layer, l *Layer) (reqs []ApplyRequirement, found bo
 
 func cloneRepo(r *Repo) *Repo {
 	c := *r
+	c.Drift = cloneDrift(r.Drift)
 	c.Layers = append([]Layer(nil), r.Layers...)
 	for i := range c.Layers {
 		l := &c.Layers[i]
@@ -93,6 +101,7 @@ func cloneRepo(r *Repo) *Repo {
 		l.Autoplan.WhenModified = cloneStrings(l.Autoplan.WhenModified)
 		l.ApplyRequirements = append([]ApplyRequirement(nil), l.ApplyRequirements...)
 		l.DependsOn = cloneStrings(l.DependsOn)
+		l.Drift = cloneDrift(l.Drift)
 	}
 	c.Syncs = append([]Sync(nil), r.Syncs...)
 	for i := range c.Syncs {

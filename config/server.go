@@ -311,6 +311,7 @@ func (s *Server) validate() error {
 	if s.GitHub.AppID != 0 && s.GitHub.PrivateKey == "" {
 		problems = append(problems, "STRATA_GITHUB_APP_ID is set but no private key: set STRATA_GITHUB_PRIVATE_KEY or STRATA_GITHUB_PRIVATE_KEY_FILE")
 	}
+	problems = append(problems, s.startProblems()...)
 	problems = append(problems, s.Storage.problems()...)
 	problems = append(problems, s.Hydrate.problems()...)
 	problems = append(problems, s.Terraform.problems()...)

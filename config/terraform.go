@@ -24,6 +24,7 @@ import (
 //	  sandbox_paths:
 //	    read_write: [/var/lib/terraform-state]
 //	    read_only: [/etc/terraform.rc]
+//	  cli_config: /etc/strata/terraform.rc  # TF_CLI_CONFIG_FILE of every run
 type Terraform struct {
 	// Sandbox is "on" (Linux Landlock; plans are refused on a kernel
 	// without it) or "off" (Terraform runs unconfined: say so on purpose).
@@ -35,6 +36,17 @@ type Terraform struct {
 	Layers []TerraformLayer `yaml:"layers"`
 	// SandboxPaths are paths Terraform may use besides its run's own.
 	SandboxPaths SandboxPaths `yaml:"sandbox_paths"`
+	// CLIConfig is a Terraform CLI config file every run reads
+	// (TF_CLI_CONFIG_FILE), e.g. a provider_installation with a
+	// filesystem_mirror; the sandbox opens it and the mirrors it names
+	// read-only (config/cliconfig.go).
+	CLIConfig string `yaml:"cli_config"`
+	// Binaries are the Terraform and OpenTofu binaries layers choose from
+	// (config/binaries.go), besides terraform_bin.
+	Binaries []Binary `yaml:"binaries"`
+	// binariesEnvProblems are the entries of STRATA_TERRAFORM_BINARIES
+	// that could not be read.
+	binariesEnvProblems []string
 
 	// passed holds the values of Env, read from the server's environment
 	// when the config loads.
@@ -97,6 +109,12 @@ func (t *Terraform) applyEnv(getenv func(string) (string, bool)) {
 	if v, ok := getenv("STRATA_TERRAFORM_SANDBOX_READ_ONLY"); ok {
 		t.SandboxPaths.ReadOnly = splitList(v, string(os.PathListSeparator))
 	}
+	if v, ok := getenv(CLIConfigEnv); ok {
+		t.CLIConfig = strings.TrimSpace(v)
+	}
+	if v, ok := getenv(BinariesEnv); ok {
+		t.Binaries, t.binariesEnvProblems = parseBinaries(v)
+	}
 	t.passed = map[string]string{}
 	for _, name := range t.Env {
 		if v, ok := getenv(name); ok {
@@ -131,6 +149,9 @@ func (t Terraform) problems() []string {
 	default:
 		out = append(out, fmt.Sprintf("terraform.sandbox %q: want on or off", t.Sandbox))
 	}
+	out = append(out, t.cliConfigProblems()...)
+	out = append(out, t.binariesEnvProblems...)
+	out = append(out, binariesProblems(t.Binaries)...)
 	for _, name := range t.Env {
 		if p := envProblem(name); p != "" {
 			out = append(out, "terraform.env: "+p)

@@ -64,6 +64,28 @@ func noViolations(t *testing.T, gh *githubtest.Server) {
 
 // runLogs reads the logs of the runs of kind, oldest first; of any
 // repository when repo is "".
+// noFailedRuns fails when a job's attempt failed: a step that errors
+// (a GitHub request Strata makes wrong, say) would otherwise be retried
+// until a later attempt hides it.
+func noFailedRuns(t *testing.T, st *store.Store) {
+	t.Helper()
+	rows, err := st.DB().Query(st.Rebind(`SELECT kind, summary FROM runs WHERE status = ?`), store.RunFailed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, summary string
+		if err := rows.Scan(&kind, &summary); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("a %s run failed: %s", kind, summary)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func runLogs(t *testing.T, st *store.Store, kind, repo string) []string {
 	t.Helper()
 	query, args := `SELECT log FROM runs WHERE kind = ?`, []any{kind}

@@ -96,6 +96,8 @@ func TestLayersPlanThenApply(t *testing.T) {
 		}
 		return n == 2
 	})
+	e.WaitIdle(layersWait)
+	noFailedRuns(t, e.Server.Store())
 	noViolations(t, e.GitHub)
 }
 

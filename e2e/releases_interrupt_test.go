@@ -48,36 +48,14 @@ current-context: hang
 	gh := githubtest.NewServer(t)
 	repo := gh.AddRepo("acme", "infra")
 	files := chartFiles("charts/api")
-	files[".strata.yaml"] = releaseOpts{}.strataYAML()
+	files[".strata.yaml"] = releaseOpts{}.strataYAML("ci")
 	repo.Commit("main", files, "Add release api")
 	repo.SetPermission("alice", "write")
 	repo.Commit("values", map[string]string{"charts/api/values.yaml": "greeting: changed\n"}, "Values")
 	pr := repo.OpenPR("values", "main", "alice")
 	dbURL, dataDir := storetest.URL(t, store.SQLite), t.TempDir()
 
-	p := &process{t: t, addr: freeAddr(t), log: &strings.Builder{}, done: make(chan struct{})}
-	p.cmd = exec.Command(binary(t), "serve", "--config", serverConfig, "--heartbeat", "200ms")
-	p.cmd.Env = append(os.Environ(),
-		"STRATA_ADDR="+p.addr, "STRATA_DATABASE_URL="+dbURL, "STRATA_DATA_DIR="+dataDir,
-		fmt.Sprintf("STRATA_GITHUB_APP_ID=%d", gh.AppID()), "STRATA_GITHUB_PRIVATE_KEY="+string(gh.PrivateKeyPEM()),
-		"STRATA_GITHUB_WEBHOOK_SECRET="+apptest.WebhookSecret, "STRATA_GITHUB_API_URL="+gh.APIURL(),
-		"STRATA_GITHUB_GRAPHQL_URL="+gh.GraphQLURL(), "STRATA_GITHUB_WEB_URL="+gh.WebURL(),
-	)
-	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: p.log}, &syncWriter{b: p.log}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
-	gh.WaitFor(t, 30*time.Second, func() bool {
-		res, err := http.Get("http://" + p.addr + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == http.StatusOK
-	})
-
+	p := serve(t, gh, serverConfig, dbURL, dataDir)
 	p.deliver(repo.IssueCommentEvent(pr.Number, "alice", "/helm-test api"))
 	gh.WaitFor(t, 30*time.Second, func() bool {
 		cr, ok := repo.CheckRun(pr.HeadSHA(), apiCheck)
@@ -100,6 +78,36 @@ current-context: hang
 		t.Errorf("%d checks, want the one", n)
 	}
 	noViolations(t, gh)
+}
+
+// serve starts `strata serve` as a process with the server config file,
+// database and data dir, against the fake GitHub, and waits until it is
+// ready; it is killed when the test ends.
+func serve(t *testing.T, gh *githubtest.Server, serverConfig, dbURL, dataDir string) *process {
+	t.Helper()
+	p := &process{t: t, addr: freeAddr(t), log: &strings.Builder{}, done: make(chan struct{})}
+	p.cmd = exec.Command(binary(t), "serve", "--config", serverConfig, "--heartbeat", "200ms")
+	p.cmd.Env = append(os.Environ(),
+		"STRATA_ADDR="+p.addr, "STRATA_DATABASE_URL="+dbURL, "STRATA_DATA_DIR="+dataDir,
+		fmt.Sprintf("STRATA_GITHUB_APP_ID=%d", gh.AppID()), "STRATA_GITHUB_PRIVATE_KEY="+string(gh.PrivateKeyPEM()),
+		"STRATA_GITHUB_WEBHOOK_SECRET="+apptest.WebhookSecret, "STRATA_GITHUB_API_URL="+gh.APIURL(),
+		"STRATA_GITHUB_GRAPHQL_URL="+gh.GraphQLURL(), "STRATA_GITHUB_WEB_URL="+gh.WebURL(),
+	)
+	p.cmd.Stdout, p.cmd.Stderr = &syncWriter{b: p.log}, &syncWriter{b: p.log}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() { p.cmd.Process.Kill(); <-p.done })
+	gh.WaitFor(t, 30*time.Second, func() bool {
+		res, err := http.Get("http://" + p.addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == http.StatusOK
+	})
+	return p
 }
 
 func writeTemp(t *testing.T, path, text string) {

@@ -23,6 +23,9 @@ type CheckRun struct {
 	Actions     []CheckRunAction
 	StartedAt   time.Time
 	CompletedAt time.Time
+	// Received is when the fake received the request that last changed
+	// the check run: what a benchmark timing Strata from outside reads.
+	Received time.Time
 }
 
 // CheckRunAction is a button on a check run.
@@ -84,6 +87,7 @@ func (r *Repo) findCheckRun(id int64) *checkRun {
 
 // apply sets the fields a create or update request carries.
 func (cr *checkRun) apply(body map[string]any) {
+	cr.Received = time.Now()
 	str := func(k string) (string, bool) { v, ok := body[k].(string); return v, ok }
 	if v, ok := str("name"); ok {
 		cr.Name = v

@@ -233,8 +233,17 @@ func (s *Server) serveGraphQL(w http.ResponseWriter, r *http.Request) {
 		for _, c := range repo.comments {
 			if nodeID("IC", c.id) == subject {
 				c.minimized, c.minimizedReason = true, classifier
+				// GraphQL answers with the fields asked for, no others: a
+				// client decoding into a struct refuses any other.
+				minimized := map[string]any{}
+				if strings.Contains(req.Query, "isMinimized") {
+					minimized["isMinimized"] = true
+				}
+				if strings.Contains(req.Query, "minimizedReason") {
+					minimized["minimizedReason"] = strings.ToLower(classifier)
+				}
 				writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"minimizeComment": map[string]any{
-					"minimizedComment": map[string]any{"isMinimized": true, "minimizedReason": strings.ToLower(classifier)},
+					"minimizedComment": minimized,
 				}}})
 				return
 			}

@@ -9,6 +9,9 @@ func (s *Server) routes() map[string]handlerFunc {
 		"POST /app/installations/{installation_id}/access_tokens": s.createAccessToken,
 		"POST /app-manifests/{code}/conversions":                  s.convertManifest,
 
+		"GET /app/installations":         s.listInstallations,
+		"GET /installation/repositories": s.listInstallationRepos,
+
 		"GET /repos/{owner}/{repo}":                                     s.getRepo,
 		"GET /repos/{owner}/{repo}/collaborators/{username}/permission": s.getPermission,
 
@@ -34,6 +37,8 @@ func (s *Server) routes() map[string]handlerFunc {
 		"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews": s.pullReviews,
 
 		"GET /repos/{owner}/{repo}/issues/{issue_number}":                   s.getIssue,
+		"POST /repos/{owner}/{repo}/issues":                                 s.createIssue,
+		"PATCH /repos/{owner}/{repo}/issues/{issue_number}":                 s.updateIssue,
 		"GET /repos/{owner}/{repo}/issues/{issue_number}/comments":          s.listComments,
 		"POST /repos/{owner}/{repo}/issues/{issue_number}/comments":         s.createComment,
 		"GET /repos/{owner}/{repo}/issues/comments/{comment_id}":            s.getComment,

@@ -14,6 +14,11 @@ type LayerSpec struct {
 	Workspace string   `json:"workspace"`
 	VarFiles  []string `json:"var_files,omitempty"`
 	DependsOn []string `json:"depends_on,omitempty"`
+	// Engine is terraform (or empty) or tofu: which kind of binary runs it.
+	Engine string `json:"engine,omitempty"`
+	// LockOnApply: the layer's lock is taken by /apply, not by plans
+	// (lock: on_apply).
+	LockOnApply bool `json:"lock_on_apply,omitempty"`
 }
 
 // LayerPlan plans one layer of a PR at a head commit. Plans only read (the

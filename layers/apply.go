@@ -2,7 +2,6 @@ package layers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
-	"strata.dev/strata/store"
 	"strata.dev/strata/worker"
 )
 
@@ -36,16 +34,9 @@ func applyCommand(ctx context.Context, d *worker.Deps, c *worker.CommandContext,
 	if why != "" {
 		return c.Reply(ctx, fmt.Sprintf("@%s %s", a.User, why))
 	}
-	f := applyFacts{PR: a.PR, Head: head, Layers: layers, All: all, Plans: plans, Locks: map[string]int{}}
-	for _, l := range layers {
-		lock, err := d.Store.Lock(ctx, a.FullName, l.Name)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		f.Locks[l.Name] = lock.PR
+	f := applyFacts{PR: a.PR, Head: head, Layers: layers, All: all, Plans: plans}
+	if err := applyFactsOfLocks(ctx, d.Store, a.FullName, layers, &f); err != nil {
+		return err
 	}
 	if f.Requirements, err = readRequirements(ctx, c.PR, layers); err != nil {
 		return err
@@ -56,6 +47,11 @@ func applyCommand(ctx context.Context, d *worker.Deps, c *worker.CommandContext,
 		return c.Reply(ctx, fmt.Sprintf("@%s %s", a.User, dec.Reply))
 	case len(dec.Refuse) > 0:
 		return refuseApply(ctx, c, dec.Refuse, dec.Reason)
+	}
+	if why, err := takeApplyLocks(ctx, d, c.Reporter, a.Repo, a.PR, head, a.User, dec.Take); err != nil {
+		return err
+	} else if why != "" {
+		return refuseApply(ctx, c, dec.Take, why)
 	}
 
 	job := jobs.LayerApply{Repo: a.Repo, PR: a.PR, Target: strings.Join(layerNames(dec.Run), ","), HeadSHA: head, User: a.User}

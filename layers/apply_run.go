@@ -76,7 +76,7 @@ func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerAp
 		lines = append(lines, fmt.Sprintf("- ✅ `%s`: applied", name))
 		if err := runRep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Conclusion: "success",
 			ExternalID: checks.ExternalID(a.PR), Title: "Applied", LogURL: logURL, DetailsURL: logURL,
-			Summary: fmt.Sprintf("Applied the plan of `%s` saved at %s, for @%s, with Terraform %s.", name, a.HeadSHA, a.User, res.TerraformVersion),
+			Summary: fmt.Sprintf("Applied the plan of `%s` saved at %s, for @%s, with %s %s.", name, a.HeadSHA, a.User, res.Engine.Name(), res.TerraformVersion),
 			Text:    markdown.Block("", res.Text), Actions: applyActions}); err != nil {
 			return err
 		}
@@ -123,9 +123,23 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 		return nil, rep, err
 	}
 	defer release()
+	// Another PR's apply of the layer since the /apply was decided (it held
+	// the slot) moved the state under this plan.
+	if last, err := d.Store.LastApply(ctx, a.FullName, name); err != nil {
+		return nil, rep, err
+	} else if planStale(plan, last) {
+		return nil, rep, errors.New(staleByApply(name, last))
+	}
 	if err := rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Status: "in_progress",
 		ExternalID: checks.ExternalID(a.PR), Title: "Applying", Summary: fmt.Sprintf("Applying the plan of `%s` saved at %s.", name, a.HeadSHA),
 		DetailsURL: logURL}); err != nil {
+		return nil, rep, err
+	}
+	// The engine and version that made the plan apply it. A plan no binary
+	// of the server's can apply is refused before it is marked applied, so
+	// that it stays until a new /plan replaces it.
+	bin, err := planBinary(ctx, d, step.Layer.Engine, plan.PlanFile)
+	if err != nil {
 		return nil, rep, err
 	}
 	// A replica that cannot sandbox Terraform refuses before the plan is
@@ -146,6 +160,9 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 		return nil, rep, err
 	}
 	defer done()
+	if bin.Path != "" {
+		setup.TerraformBin, setup.Kind = bin.Path, bin.Kind
+	}
 	res, err := terraform.Apply(ctx, terraform.ApplyInput{Setup: setup, PlanFile: plan.PlanFile})
 	// The plan's sensitive values mask the apply's log, check and comment
 	// as they masked the plan's.
@@ -154,6 +171,9 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 		runRep = runReporter(rep, res.Sensitive)
 	}
 	d.AppendLog(ctx, log.String(), runRep.Redact)
+	// Applied or not, the layer's generation moved on: the other PRs' plans
+	// of it say they are stale.
+	worker.Warn(ctx, markOthersStale(context.WithoutCancel(ctx), d, rep, a.FullName, name), "mark other plans of the layer stale")
 	return res, runRep, err
 }
 

@@ -70,29 +70,34 @@ type applyFacts struct {
 	Head string
 	// Layers are the targets; All every layer of the repo.
 	Layers, All []config.Layer
-	// Plans are the PR's plans; Locks the holder PR of each locked layer.
-	Plans []*store.Plan
-	Locks map[string]int
+	// Plans are the PR's plans; Locks the holder PR of each locked layer;
+	// Applies the last apply of each target layer (its generation).
+	Plans   []*store.Plan
+	Locks   map[string]int
+	Applies map[string]store.LayerApplied
 	// Requirements are the PR's facts the layers' apply requirements need.
 	Requirements requirementFacts
 }
 
-// applyDecision is what /apply does: apply Run in that order, or refuse the
+// applyDecision is what /apply does: apply Run in that order (having
+// taken the locks of the layers in Take, lock: on_apply), or refuse the
 // layers in Refuse with Reason (their apply checks fail), or only Reply.
 type applyDecision struct {
 	Run    []config.Layer
+	Take   []string
 	Refuse []string
 	Reason string
 	Reply  string
 }
 
-// decideApply checks that each plan is of the head, unapplied and locked by
-// the PR, then the layers' apply requirements (from the default branch) and
-// dependencies. Who may apply is decided before, by the permission table.
+// decideApply checks that each plan is of the head, unapplied, not made
+// before another apply of its layer, and locked by the PR (or, with
+// lock: on_apply, by no other PR), then the layers' apply requirements
+// (from the default branch) and dependencies. Who may apply is decided before, by the permission table.
 func decideApply(f applyFacts) applyDecision {
 	atHead := plansAt(f.Plans, f.Head)
 	var todo []config.Layer
-	var done []string
+	var done, take []string
 	for _, l := range f.Layers {
 		p := atHead[l.Name]
 		switch {
@@ -102,9 +107,13 @@ func decideApply(f applyFacts) applyDecision {
 			done = append(done, l.Name)
 			continue
 		}
-		if holder, ok := f.Locks[l.Name]; !ok || holder != f.PR {
-			return applyDecision{Refuse: []string{l.Name},
-				Reason: fmt.Sprintf("`%s`: this pull request does not hold the layer's lock; %s", l.Name, staleMessage)}
+		holder, held := f.Locks[l.Name]
+		why, takes := lockForApply(l, f.PR, holder, held, p, f.Applies[l.Name])
+		if why != "" {
+			return applyDecision{Refuse: []string{l.Name}, Reason: why}
+		}
+		if takes {
+			take = append(take, l.Name)
 		}
 		todo = append(todo, l)
 	}
@@ -123,7 +132,7 @@ func decideApply(f applyFacts) applyDecision {
 	if err != nil {
 		return applyDecision{Refuse: layerNames(todo), Reason: err.Error()}
 	}
-	return applyDecision{Run: ordered}
+	return applyDecision{Run: ordered, Take: take}
 }
 
 func plansAt(plans []*store.Plan, head string) map[string]*store.Plan {
@@ -352,7 +361,7 @@ func planOutcomeOf(stopped, err error, attempt, maxAttempts int) planOutcome {
 		return planCancelled
 	case err == nil:
 		return planPlanned
-	case errors.As(err, &tfErr):
+	case errors.As(err, &tfErr), errors.As(err, new(*terraform.VersionError)):
 		return planToolFailed
 	case errors.Is(err, sandbox.ErrUnavailable):
 		return planInfraFailed // the same kernel will refuse again
@@ -392,14 +401,19 @@ const (
 	// lockMove: this PR holds it; its check must move to this head (or be
 	// created, for a lock just taken).
 	lockMove lockOutcome = "move"
+	// lockFree: nobody holds it and the plan takes none (lock: on_apply).
+	lockFree lockOutcome = "free"
 )
 
-// lockOutcomeOf names the outcome of TryLock for a plan of pr at head:
-// held is the lock as it was before this plan took it (or another PR's).
+// lockOutcomeOf names the outcome of TryLock (lockForPlan) for a plan of
+// pr at head: held is the lock as it was before this plan took it (or
+// another PR's), nil when the plan took none.
 func lockOutcomeOf(held *store.Lock, acquired bool, head string) lockOutcome {
 	switch {
 	case !acquired:
 		return lockBlocked
+	case held == nil:
+		return lockFree
 	case held.CheckRunID != 0 && held.HeadSHA == head:
 		return lockShown
 	}

@@ -303,6 +303,7 @@ func TestPlanOutcome(t *testing.T) {
 		{"cancelled on the last attempt of a failing fetch", cancelledBy{User: "alice"}, infra, 3, 3, planCancelled},
 		{"the job's deadline is no cancel", context.DeadlineExceeded, infra, 3, 3, planInfraFailed},
 		{"terraform failed: no retry", nil, tfErr, 1, 3, planToolFailed},
+		{"no binary satisfies required_version: no retry", nil, &terraform.VersionError{Message: "none"}, 1, 3, planToolFailed},
 		{"infrastructure, attempts left", nil, infra, 2, 3, planRetry},
 		{"infrastructure, last attempt", nil, infra, 3, 3, planInfraFailed},
 		{"no sandbox on this kernel: no retry", nil, sandbox.Status{}.Err(), 1, 3, planInfraFailed},

@@ -28,8 +28,11 @@ import (
 //	apply.go      /apply: permission, requirements, dependencies
 //	apply_run.go  the apply job, and its report when interrupted
 //	lock.go       lock checks, /unlock, release on close, repair
+//	lock_mode.go  lock: on_plan|on_apply: who takes the lock, stale plans
 //	events.go     autoplan and close on pull_request events
+//	drift.go      drift detection: the default branch planned on a schedule
 //	decide.go     the decisions, as pure functions of facts
+//	decide_lock.go  those of the lock modes and of stale plans
 
 // New returns the layers capability, for the runtime.
 func New(d *worker.Deps) worker.Feature {
@@ -58,11 +61,15 @@ func New(d *worker.Deps) worker.Feature {
 		Interrupted: map[string]worker.InterruptedFunc{
 			jobs.LayerApply{}.Kind(): func(ctx context.Context, job queue.Interrupted) error { return applyInterrupted(ctx, d, job) },
 		},
-		Periodic: []*river.PeriodicJob{lockRepairPeriodic()},
+		OnPush:   func(ctx context.Context, ev jobs.Push) error { return driftOnPush(ctx, d, ev) },
+		Periodic: []*river.PeriodicJob{lockRepairPeriodic(), driftScanPeriodic(), driftDiscoverPeriodic()},
 		AddWorkers: func(w *river.Workers) {
 			river.AddWorker(w, &layerPlanWorker{d: d})
 			river.AddWorker(w, &layerApplyWorker{d: d})
 			river.AddWorker(w, &lockRepairWorker{d: d})
+			river.AddWorker(w, &driftScanWorker{d: d})
+			river.AddWorker(w, &driftRunWorker{d: d})
+			river.AddWorker(w, &driftDiscoverWorker{d: d})
 		},
 	}
 }
@@ -155,5 +162,6 @@ func touchedLayers(all []config.Layer, files []string, modules layerModules, aut
 }
 
 func specOf(l config.Layer) jobs.LayerSpec {
-	return jobs.LayerSpec{Name: l.Name, Dir: l.Dir, Workspace: l.Workspace, VarFiles: l.VarFiles, DependsOn: l.DependsOn}
+	return jobs.LayerSpec{Name: l.Name, Dir: l.Dir, Workspace: l.Workspace, VarFiles: l.VarFiles, DependsOn: l.DependsOn, Engine: l.Engine,
+		LockOnApply: l.LocksOnApply()}
 }

@@ -81,13 +81,14 @@ func startPlans(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo 
 		if progress.Started {
 			continue
 		}
-		held, ok, err := st.TryLock(ctx, store.Lock{Repo: repo.FullName, Layer: l.Name, PR: pr.Number, HeadSHA: pr.HeadSHA,
+		held, ok, err := lockForPlan(ctx, st, l, store.Lock{Repo: repo.FullName, Layer: l.Name, PR: pr.Number, HeadSHA: pr.HeadSHA,
 			Holder: user, InstallationID: repo.InstallationID})
 		if err != nil {
 			return err
 		}
-		if lockOutcomeOf(held, ok, pr.HeadSHA) == lockBlocked {
-			if err := reportBlocked(ctx, d, rep, repo, pr, l.Name, held, batch, i); err != nil {
+		outcome := lockOutcomeOf(held, ok, pr.HeadSHA)
+		if outcome == lockBlocked {
+			if err := reportBlocked(ctx, d, rep, repo, pr, l, held, batch, i); err != nil {
 				return err
 			}
 			if err := st.SetBatchLayer(ctx, batch, l.Name, store.BatchLayer{Started: true}); err != nil {
@@ -95,8 +96,10 @@ func startPlans(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo 
 			}
 			continue
 		}
-		if err := showLock(ctx, d, rep, held, pr.HeadSHA); err != nil {
-			return err
+		if outcome != lockFree {
+			if err := showLock(ctx, d, rep, held, pr.HeadSHA); err != nil {
+				return err
+			}
 		}
 		if progress.CheckRunID == 0 {
 			progress.CheckRunID, err = rep.CreateCheck(ctx, report.Check{
@@ -127,12 +130,16 @@ func startPlans(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo 
 
 // reportBlocked completes the layer's plan check as failure, titled with the
 // PR holding the lock and linking it. Nothing runs.
-func reportBlocked(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo jobs.Repo, pr prRef, layer string, held *store.Lock, batch string, pos int) error {
+func reportBlocked(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo jobs.Repo, pr prRef, l config.Layer, held *store.Lock, batch string, pos int) error {
+	layer := l.Name
 	url := d.PRURL(repo.FullName, held.PR)
 	title := fmt.Sprintf("Locked by #%d", held.PR)
 	summary := fmt.Sprintf("Layer `%s` is locked by [#%d](%s) (planned by @%s since %s). Nothing was planned.\n\n"+
 		"Once #%d is merged or closed, or releases the lock with `/unlock %s`, comment `/plan %s` again.",
 		layer, held.PR, url, held.Holder, held.LockedAt.Format("2006-01-02 15:04 UTC"), held.PR, layer, layer)
+	if l.LocksOnApply() {
+		summary = blockedByApply(layer, held, url)
+	}
 	_, err := rep.CreateCheck(ctx, report.Check{
 		Name: checks.Plan(layer), HeadSHA: pr.HeadSHA, Conclusion: "failure", ExternalID: checks.ExternalID(pr.Number),
 		Title: title, Summary: summary, DetailsURL: url,

@@ -106,8 +106,11 @@ var planActions = []report.Action{
 func planCheck(a jobs.LayerPlan, r *terraform.PlanResult, logURL string) report.Check {
 	var b strings.Builder
 	b.WriteString(r.MarkdownSummary())
-	fmt.Fprintf(&b, "\nPlanned at %s for @%s with Terraform %s. Comment `/apply %s` or press Apply to apply exactly this plan.\n",
-		a.HeadSHA, a.User, r.TerraformVersion, a.Target)
+	fmt.Fprintf(&b, "\nPlanned at %s for @%s with %s %s. Comment `/apply %s` or press Apply to apply exactly this plan.\n",
+		a.HeadSHA, a.User, r.Engine.Name(), r.TerraformVersion, a.Target)
+	if a.Layer.LockOnApply {
+		b.WriteString(onApplyNote)
+	}
 	return report.Check{
 		Name: checks.Plan(a.Target), HeadSHA: a.HeadSHA, Conclusion: "success", ExternalID: checks.ExternalID(a.PR),
 		Title: r.Summary(), Summary: b.String(), Text: markdown.Block("", r.Text), LogURL: logURL, DetailsURL: logURL,
@@ -121,10 +124,13 @@ func failedCheck(name, headSHA string, pr int, err error, logURL string, actions
 	msg := err.Error()
 	var tfErr *terraform.Error
 	if errors.As(err, &tfErr) {
-		title = "terraform " + tfErr.Command + " failed"
+		title = tfErr.Name() + " failed"
 		if tfErr.Message != "" {
 			msg = tfErr.Message
 		}
+	}
+	if errors.As(err, new(*terraform.VersionError)) {
+		title = "No binary for this layer"
 	}
 	return report.Check{
 		Name: name, HeadSHA: headSHA, Conclusion: "failure", ExternalID: checks.ExternalID(pr),

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -53,7 +54,8 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go watchPlan(ctx, d.Store, a, cancel)
+	stop := &planStop{cancel: cancel}
+	go watchPlan(ctx, d.Store, a, stop.stop)
 
 	release, err := waitSlot(ctx, d.Store, a.FullName, a.Target, runID)
 	if err != nil {
@@ -63,6 +65,12 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 		return err
 	}
 	defer release()
+	// Read while the slot keeps applies of the layer out: an apply after
+	// this makes the plan stale.
+	base, err := w.d.Store.LastApply(ctx, a.FullName, a.Target)
+	if err != nil {
+		return err
+	}
 
 	if err := rep.UpdateCheck(ctx, a.CheckRunID, report.Check{Name: checks.Plan(a.Target), Status: "in_progress",
 		ExternalID: checks.ExternalID(a.PR), Title: "Planning", Summary: fmt.Sprintf("Planning `%s` at %s.", a.Target, a.HeadSHA),
@@ -71,34 +79,78 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 	}
 
 	var log strings.Builder
-	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, a.Layer, &log)
-	// Terraform is done with the layer: the next run of it need not wait for
-	// this one's report (a long comment on a large plan took 0.9 s).
+	logged := 0                     // how much of log is stored
+	var early *terraform.PlanResult // the plan as its text says, once the check shows it
+	var shown report.Check          // what the check shows then
+	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, a.Layer, &log, func(r *terraform.PlanResult) error {
+		// Terraform is done with the layer: the next run of it need not wait
+		// for this one's JSON and comment (a long comment on a large plan
+		// took 0.9 s).
+		release()
+		// The check links to the log: it is there first.
+		d.AppendLog(ctx, log.String(), runReporter(rep, r.Sensitive).Redact)
+		logged = log.Len()
+		c, err := w.reportPlanned(ctx, stop, rep, a, r, logURL, base.Generation)
+		if err != nil {
+			return err
+		}
+		early, shown = r, c
+		return nil
+	})
 	release()
+	if early != nil {
+		// The check shows the plan; the JSON completes the log's redaction,
+		// the comment and the store's report. Nothing stops the run now.
+		ctx = context.WithoutCancel(ctx)
+		if err != nil {
+			worker.Warn(ctx, fmt.Errorf("%s#%d, layer %s: %w", a.FullName, a.PR, a.Target, err), "read the plan as JSON; the comment shows what the check shows")
+			res = early
+		}
+		runRep := runReporter(rep, res.Sensitive)
+		d.AppendLog(ctx, log.String()[logged:], runRep.Redact)
+		if earlyRep := runReporter(rep, early.Sensitive); runRep.Redact(log.String()[:logged]) != earlyRep.Redact(log.String()[:logged]) {
+			d.RedactLog(ctx, runRep.Redact)
+		}
+		if masksMore(shown, runRep, runReporter(rep, early.Sensitive)) {
+			// A value the text showed through nonsensitive(), which only
+			// the JSON says is sensitive: the check shows it no longer.
+			if err := runRep.UpdateCheck(ctx, a.CheckRunID, shown); err != nil {
+				return err
+			}
+		}
+		if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Result: res, LogURL: logURL}); err != nil {
+			return err
+		}
+		return updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA)
+	}
 	runRep := rep
 	if res != nil {
 		runRep = runReporter(rep, res.Sensitive)
 	}
-	d.AppendLog(ctx, log.String(), runRep.Redact)
+	d.AppendLog(ctx, log.String()[logged:], runRep.Redact)
 	if queue.LeaseLost(ctx) {
 		// Another replica retries this plan and reports it.
 		return context.Cause(ctx)
 	}
 	stopped := context.Cause(ctx)
 	ctx = context.WithoutCancel(ctx)
-
+	var c cancelledBy
+	if errors.As(err, &c) {
+		// The /cancel came after Terraform ended, before the check.
+		stopped, err = c, nil
+	}
 	outcome := planOutcomeOf(stopped, err, job.Attempt, job.MaxAttempts)
-	if outcome != planRetry && stopReason(stopped) == "" {
-		// A /cancel that came after Terraform ended still cancels the plan;
-		// from here on, /cancel leaves it alone (its reply lists no plan
-		// that then reports a result).
+	if outcome == planToolFailed || outcome == planInfraFailed {
+		// A /cancel that came after Terraform failed still cancels the
+		// plan; from here on, /cancel leaves it alone (its reply lists no
+		// plan that then reports a result).
 		user, serr := d.Store.SettlePlan(ctx, a.Batch, a.Target)
 		if serr != nil {
 			return serr
 		}
 		if user != "" {
 			stopped = cancelledBy{User: user}
-			outcome = planOutcomeOf(stopped, err, job.Attempt, job.MaxAttempts)
+			outcome = planCancelled
 		}
 	}
 	switch outcome {
@@ -106,27 +158,87 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 		return w.cancel(ctx, runRep, a, stopReason(stopped))
 	case planRetry:
 		return err // fetching or the like: try again
-	case planToolFailed, planInfraFailed:
-		if uerr := runRep.UpdateCheck(ctx, a.CheckRunID, failedCheck(checks.Plan(a.Target), a.HeadSHA, a.PR, err, logURL, planActions[1:])); uerr != nil {
-			return uerr
+	}
+	// Terraform failed: a plan it made was reported as soon as it was made.
+	if uerr := runRep.UpdateCheck(ctx, a.CheckRunID, failedCheck(checks.Plan(a.Target), a.HeadSHA, a.PR, err, logURL, planActions[1:])); uerr != nil {
+		return uerr
+	}
+	return finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Error: errorText(err), LogURL: logURL})
+}
+
+// masksMore reports whether full masks something in the check that early
+// did not.
+func masksMore(c report.Check, full, early *report.Reporter) bool {
+	for _, s := range []string{c.Title, c.Summary, c.Text} {
+		if full.Redact(s) != early.Redact(s) {
+			return true
 		}
-		return finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Error: errorText(err), LogURL: logURL})
 	}
-	if err := d.Store.SavePlan(ctx, store.Plan{Repo: a.FullName, PR: a.PR, Layer: a.Target, HeadSHA: a.HeadSHA,
-		PlanFile: res.PlanFile, Summary: runRep.Redact(res.Summary()), HasChanges: res.HasChanges}); err != nil {
-		return err
+	return false
+}
+
+// planStop is how a running plan is stopped: watchPlan stops it while
+// Terraform runs; once its check shows the plan (settle), nothing does.
+type planStop struct {
+	mu      sync.Mutex
+	settled bool
+	cancel  context.CancelCauseFunc
+}
+
+func (p *planStop) stop(cause error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.settled {
+		p.cancel(cause)
 	}
-	if err := runRep.UpdateCheck(ctx, a.CheckRunID, planCheck(a, res, logURL)); err != nil {
-		return err
+}
+
+// settle reports whether the plan is still wanted, and if so keeps it
+// from being stopped from now on.
+func (p *planStop) settle(ctx context.Context) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if context.Cause(ctx) != nil {
+		return false
 	}
-	if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Result: res, LogURL: logURL}); err != nil {
-		return err
+	p.settled = true
+	return true
+}
+
+// reportPlanned saves the plan Terraform made (at the layer's generation
+// base) and shows it in its check, read from the plan's text, unless the
+// plan was stopped meanwhile or cancelled with /cancel after Terraform
+// ended: then it says why. It returns the check it wrote.
+func (w *layerPlanWorker) reportPlanned(ctx context.Context, stop *planStop, rep *report.Reporter, a jobs.LayerPlan, r *terraform.PlanResult, logURL string, base int64) (report.Check, error) {
+	if !stop.settle(ctx) {
+		return report.Check{}, context.Cause(ctx)
 	}
-	return updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA)
+	// From here on, /cancel leaves the plan alone (its reply lists no plan
+	// that then reports a result).
+	user, err := w.d.Store.SettlePlan(ctx, a.Batch, a.Target)
+	if err != nil {
+		return report.Check{}, err
+	}
+	if user != "" {
+		return report.Check{}, cancelledBy{User: user}
+	}
+	rep = runReporter(rep, r.Sensitive)
+	plan := store.Plan{Repo: a.FullName, PR: a.PR, Layer: a.Target, HeadSHA: a.HeadSHA,
+		PlanFile: r.PlanFile, Summary: rep.Redact(r.Summary()), HasChanges: r.HasChanges, BaseGeneration: base}
+	if err := w.d.Store.SavePlan(ctx, plan); err != nil {
+		return report.Check{}, err
+	}
+	check := planCheck(a, r, logURL)
+	if stale, err := staleOnSave(ctx, w.d, &plan); err != nil {
+		return report.Check{}, err
+	} else if stale != nil {
+		check = *stale
+	}
+	return check, rep.UpdateCheck(ctx, a.CheckRunID, check)
 }
 
 // stillWanted says why a plan should not run: its PR moved on or was
-// closed, someone cancelled it, or the PR no longer holds the layer's lock.
+// closed, someone cancelled it, or the layer's lock says no (planLockGone).
 func (w *layerPlanWorker) stillWanted(ctx context.Context, a jobs.LayerPlan) (string, error) {
 	if user, err := w.d.Store.PlanCancelledBy(ctx, a.Batch, a.Target); err != nil {
 		return "", err
@@ -139,10 +251,13 @@ func (w *layerPlanWorker) stillWanted(ctx context.Context, a jobs.LayerPlan) (st
 		return errSuperseded.Error(), nil
 	}
 	l, err := w.d.Store.Lock(ctx, a.FullName, a.Target)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && l.PR != a.PR) {
-		return "the pull request no longer holds the lock on this layer", nil
+	if errors.Is(err, store.ErrNotFound) {
+		l, err = nil, nil
 	}
-	return "", err
+	if err != nil {
+		return "", err
+	}
+	return planLockGone(a.Layer.LockOnApply, l, a.PR), nil
 }
 
 // cancel completes a plan that did not run, and its part of the comment.
@@ -158,21 +273,22 @@ func (w *layerPlanWorker) cancel(ctx context.Context, rep *report.Reporter, a jo
 func errorText(err error) string {
 	var tfErr *terraform.Error
 	if errors.As(err, &tfErr) && tfErr.Message != "" {
-		return "terraform " + tfErr.Command + ": " + tfErr.Message
+		return tfErr.Name() + ": " + tfErr.Message
 	}
 	return err.Error()
 }
 
 // planLayer runs the engine on the layer in a private copy of the tree at
 // sha: Terraform writes into its working directory, and fetched trees are
-// shared.
-func planLayer(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log io.Writer) (*terraform.PlanResult, error) {
+// shared. planned, when not nil, gets the plan as soon as Terraform made it
+// (terraform.PlanInput.Planned).
+func planLayer(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log io.Writer, planned func(*terraform.PlanResult) error) (*terraform.PlanResult, error) {
 	setup, done, err := layerSetup(ctx, d, repo, sha, l, log)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	return terraform.Plan(ctx, terraform.PlanInput{Setup: setup, VarFiles: l.VarFiles})
+	return terraform.Plan(ctx, terraform.PlanInput{Setup: setup, VarFiles: l.VarFiles, Planned: planned})
 }
 
 // layerSetup fetches the tree at sha into a work dir of its own.
@@ -202,10 +318,17 @@ func layerSetup(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string,
 		done()
 		return terraform.Setup{}, nil, fmt.Errorf("layer %s: directory %s is not in the tree at %s", l.Name, l.Dir, report.Short(sha))
 	}
+	bin, err := binaryFor(ctx, d, l.Engine, dir)
+	if err != nil {
+		done()
+		return terraform.Setup{}, nil, err
+	}
 	tf := d.Config.Terraform
 	return terraform.Setup{
-		WorkDir: dir, Root: work, Workspace: l.Workspace, TerraformBin: d.Config.TerraformBin,
+		WorkDir: dir, Root: work, Workspace: l.Workspace, TerraformBin: bin.Path, Kind: bin.Kind,
 		PluginCacheDir: filepath.Join(absDataDir(d), "plugin-cache"), Log: log, StopGrace: queue.StopGrace(ctx),
+		InitCacheDir: filepath.Join(absDataDir(d), "init-cache"), InitCacheScope: repo.FullName,
+		CLIConfigFile: tf.CLIConfig,
 		// A PR's code runs here: Terraform gets only the variables the server
 		// config gives this layer, and its files in the sandbox.
 		Env: tf.EnvOf(repo.FullName, l.Name),

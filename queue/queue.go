@@ -207,6 +207,7 @@ func (q *Queue) Start(ctx context.Context) error {
 				if q.opts.Observe != nil && ev.Job != nil {
 					q.opts.Observe(ev.Job.Kind, ev.Job.State)
 				}
+				q.logFailure(ev)
 			case <-reap.C:
 				q.reap(ctx)
 			}

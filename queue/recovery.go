@@ -80,13 +80,7 @@ func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(
 		// reported it; River's own rescuer brought this one back late.
 		return nil
 	}
-	var meta struct {
-		Repo    string `json:"repo"`
-		PR      int    `json:"pr"`
-		Target  string `json:"target"`
-		HeadSHA string `json:"head_sha"`
-	}
-	_ = json.Unmarshal(job.EncodedArgs, &meta)
+	meta := metaOf(job)
 	// Every log line of the job names what it works on, once, here.
 	ctx = t.q.opts.Log.With().Str("kind", job.Kind).Int64("job", job.ID).Int("attempt", job.Attempt).
 		Str("repo", meta.Repo).Int("pr", meta.PR).Str("target", meta.Target).Logger().WithContext(ctx)

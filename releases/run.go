@@ -175,6 +175,10 @@ func runLog(a jobs.ReleaseTest, res *helm.Report, err error) string {
 	if res == nil {
 		return b.String()
 	}
+	for _, h := range res.UpgradeHooks {
+		fmt.Fprintf(&b, "[strata] %s hook %s: %s, started %s, took %s %s\n", h.Event, h.Name, h.Phase,
+			h.Started.UTC().Format(time.RFC3339Nano), h.Duration, h.Err)
+	}
 	for _, h := range res.Hooks {
 		fmt.Fprintf(&b, "[strata] hook %s: %s, started %s, took %s %s\n", h.Name, h.Phase,
 			h.Started.UTC().Format(time.RFC3339Nano), h.Duration, h.Err)

@@ -24,14 +24,17 @@ type Plan struct {
 	HasChanges bool
 	CreatedAt  time.Time
 	AppliedAt  time.Time
+	// BaseGeneration is the layer's generation (LastApply) when the plan
+	// ran: a later apply makes the plan stale.
+	BaseGeneration int64
 }
 
-const planColumns = `repo, pr, layer, head_sha, summary, has_changes, created_at, applied_at`
+const planColumns = `repo, pr, layer, head_sha, summary, has_changes, created_at, applied_at, base_generation`
 
 func scanPlan(row interface{ Scan(...any) error }, more ...any) (*Plan, error) {
 	var p Plan
 	var changes, created, applied int64
-	dest := append([]any{&p.Repo, &p.PR, &p.Layer, &p.HeadSHA, &p.Summary, &changes, &created, &applied}, more...)
+	dest := append([]any{&p.Repo, &p.PR, &p.Layer, &p.HeadSHA, &p.Summary, &changes, &created, &applied, &p.BaseGeneration}, more...)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -88,10 +91,11 @@ func (s *Store) SavePlan(ctx context.Context, p Plan) error {
 		changes = 1
 	}
 	sealed := s.keys.Seal(p.PlanFile, planContext(&p))
-	_, err := s.exec(ctx, `INSERT INTO plans (`+planColumns+`, plan) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)
+	_, err := s.exec(ctx, `INSERT INTO plans (`+planColumns+`, plan) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
 		ON CONFLICT (repo, pr, layer, head_sha) DO UPDATE SET plan = excluded.plan, summary = excluded.summary,
-		has_changes = excluded.has_changes, created_at = excluded.created_at, applied_at = 0`,
-		p.Repo, p.PR, p.Layer, p.HeadSHA, p.Summary, changes, now(), sealed)
+		has_changes = excluded.has_changes, created_at = excluded.created_at, applied_at = 0,
+		base_generation = excluded.base_generation`,
+		p.Repo, p.PR, p.Layer, p.HeadSHA, p.Summary, changes, now(), p.BaseGeneration, sealed)
 	if err != nil {
 		return fmt.Errorf("save plan of %s#%d %s: %w", p.Repo, p.PR, p.Layer, err)
 	}
@@ -136,16 +140,28 @@ func (s *Store) PlansOfPR(ctx context.Context, repo string, pr int) ([]*Plan, er
 	return out, rows.Err()
 }
 
-// MarkApplied records that a plan was applied. It reports false when the
-// plan was already applied (or is gone): an apply runs once.
+// MarkApplied records that a plan was applied, and moves the layer's
+// generation on in the same transaction (the plans made before are stale).
+// It reports false when the plan was already applied (or is gone): an
+// apply runs once.
 func (s *Store) MarkApplied(ctx context.Context, repo string, pr int, layer, headSHA string) (bool, error) {
-	res, err := s.exec(ctx, `UPDATE plans SET applied_at = ? WHERE repo = ? AND pr = ? AND layer = ? AND head_sha = ? AND applied_at = 0`,
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, s.rebind(`UPDATE plans SET applied_at = ? WHERE repo = ? AND pr = ? AND layer = ? AND head_sha = ? AND applied_at = 0`),
 		now(), repo, pr, layer, headSHA)
 	if err != nil {
 		return false, err
 	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	if n, _ := res.RowsAffected(); n != 1 {
+		return false, nil
+	}
+	if err := s.moveGeneration(ctx, tx, repo, layer, pr, headSHA); err != nil {
+		return false, err
+	}
+	return true, tx.Commit()
 }
 
 // DeletePlansOfPR discards every plan of a PR (it was closed or merged).

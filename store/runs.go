@@ -127,6 +127,21 @@ func (s *Store) AppendLog(ctx context.Context, id int64, text string) error {
 	return err
 }
 
+// RewriteLog replaces a run's log with what rewrite makes of it: a log
+// stored before every value to mask was known, masked again. Only the run's
+// own job writes its log, so nothing is appended in between.
+func (s *Store) RewriteLog(ctx context.Context, id int64, rewrite func(string) string) error {
+	var log string
+	if err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT log FROM runs WHERE id = ?`), id).Scan(&log); err != nil {
+		return err
+	}
+	if out := rewrite(log); out != log {
+		_, err := s.exec(ctx, `UPDATE runs SET log = ? WHERE id = ?`, out, id)
+		return err
+	}
+	return nil
+}
+
 // FinishRun records the outcome of a run that is still running; a run already
 // declared lost keeps that status.
 func (s *Store) FinishRun(ctx context.Context, id int64, status, conclusion, summary string) error {

@@ -1,7 +1,9 @@
-// Package layers benchmarks Terraform layers end to end (issue 3, item 12):
-// the time from webhook delivery to the completed `strata/plan` check,
-// against `terraform init` and `terraform plan` run by hand on the same
-// directory, and a PR touching 12 layers planned by 4 workers against 1.
+// Package layers benchmarks Terraform layers end to end (issue 3, item 12;
+// issue 10, item 8): the time from a `/plan` comment's delivery to the
+// completed `strata/plan` check, as the fake GitHub receives it, against
+// `terraform init` and `terraform plan -out` run by hand on the same
+// directory, on layers of `terraform_data` and of the test provider; and a
+// PR touching 12 layers planned by 4 workers against 1.
 //
 //	STRATA_BENCH=1 go test ./bench/layers -run TestBenchLayers -v -timeout 30m
 //
@@ -26,6 +28,7 @@ import (
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/engine/terraform/testprovider/providertest"
 	"strata.dev/strata/tooltest"
 )
 
@@ -47,40 +50,96 @@ func TestBenchLayers(t *testing.T) {
 	for _, n := range []int{2000, 200} {
 		t.Run(fmt.Sprintf("plan_%d", n), func(t *testing.T) { benchPlan(t, bin, n) })
 	}
+	t.Run("plan_provider_200", func(t *testing.T) { benchProviderPlan(t, bin, 200) })
 	t.Run("12_layers", func(t *testing.T) { benchLayers(t, 12, 200) })
 }
 
-// benchPlan: one layer of n resources, autoplanned by Strata after a push
-// (webhook delivery to completed check), and planned by hand.
+// benchPlan: one layer of n resources, planned by Strata on a `/plan`
+// comment (from the comment's delivery to the completed check, timed when
+// the fake GitHub receives it), and by hand (`init` then `plan -out` in a
+// fresh directory), alternately.
 func benchPlan(t *testing.T, bin string, n int) {
 	stateDir := t.TempDir()
-	env := apptest.Start(t, withState(apptest.Options{Workers: 4}, stateDir))
 	state := filepath.Join(stateDir, "terraform.tfstate")
-	layer := layerFile(t, n, state)
+	benchLayerPlan(t, bin, fmt.Sprintf("%d terraform_data resources", n), withState(apptest.Options{Workers: 4}, stateDir),
+		layerFile(t, 1, state), layerFile(t, n, state), nil)
+}
+
+// benchProviderPlan: benchPlan on a layer of n resources of the test
+// provider (installed from a filesystem mirror, as an operator who mirrors
+// providers would), whose real world changes nothing between iterations.
+func benchProviderPlan(t *testing.T, bin string, n int) {
+	p := providertest.Install(t)
+	world := providertest.NewWorld(t)
+	stateDir := t.TempDir()
+	state := filepath.Join(stateDir, "terraform.tfstate")
+	opts := apptest.Options{Workers: 4, Configure: func(c *config.Server) {
+		c.Terraform.SandboxPaths.ReadWrite = []string{stateDir, world.Dir}
+		c.Terraform.CLIConfig = p.CLIConfig
+	}}
+	things := make([]providertest.Thing, n)
+	for i := range things {
+		things[i] = providertest.Thing{Name: fmt.Sprintf("t%04d", i), Value: fmt.Sprint(i)}
+	}
+	benchLayerPlan(t, bin, fmt.Sprintf("%d world_thing resources of the test provider", n), opts,
+		providertest.LayerWithState(world.Dir, state, things[0]), providertest.LayerWithState(world.Dir, state, things...),
+		[]string{"TF_CLI_CONFIG_FILE=" + p.CLIConfig})
+}
+
+func benchLayerPlan(t *testing.T, bin, what string, opts apptest.Options, before, layer string, handEnv []string) {
+	env := apptest.Start(t, opts)
 	repo := env.Repo
-	repo.Commit("main", map[string]string{"infra/big/main.tf": layerFile(t, 1, state)}, "Layer")
+	repo.Commit("main", map[string]string{"infra/big/main.tf": before}, "Layer")
 	repo.Commit("grow", map[string]string{"infra/big/main.tf": layer}, "Grow")
 	pr := repo.OpenPR("grow", "main", "alice")
+	head := pr.HeadSHA()
 
 	var strata, hand []time.Duration
 	var phases []breakdown
 	for i := 0; i < iterations(); i++ {
-		// A push to the layer each time: autoplan on synchronize, with a
-		// tree Strata has not fetched yet.
-		pr.Push(map[string]string{"infra/big/main.tf": fmt.Sprintf("%s\n# iteration %d\n", layer, i)}, "Touch")
-		head := pr.HeadSHA()
-		payload, event := repo.PullRequestEvent("synchronize", pr.Number)
+		payload, event := repo.IssueCommentEvent(pr.Number, "alice", "/plan infra/big")
+		seen := lastCheckRun(env, head)
 		start := time.Now()
 		env.Deliver(payload, event)
-		waitCompleted(t, env, head, []string{"strata/plan: infra/big"})
-		done := time.Now()
+		done := waitPlanned(t, env, head, "strata/plan: infra/big", seen)
 		strata = append(strata, done.Sub(start))
-		phases = append(phases, phasesOf(t, env, head, start, done))
-		hand = append(hand, byHand(t, bin, layer))
-		t.Logf("  iteration %d: Strata %.3fs (%s), by hand %.3fs", i, strata[i].Seconds(), phases[i], hand[i].Seconds())
+		phases = append(phases, phasesOf(t, env, start, done))
+		hand = append(hand, byHand(t, bin, layer, handEnv))
+		t.Logf("  iteration %d: Strata %.3fs (%s; %s), by hand %.3fs", i, strata[i].Seconds(), phases[i], planSteps(t, env, start), hand[i].Seconds())
 	}
-	report(t, fmt.Sprintf("%d terraform_data resources", n), "by hand (init + plan)", median(hand), "Strata (webhook -> completed check)", median(strata))
+	report(t, what, "by hand (init + plan -out)", median(hand), "Strata (comment -> completed check)", median(strata))
 	reportPhases(t, phases)
+}
+
+// lastCheckRun is the id of the newest check run on sha.
+func lastCheckRun(env *apptest.Env, sha string) int64 {
+	var id int64
+	for _, cr := range env.Repo.CheckRuns(sha) {
+		id = max(id, cr.ID)
+	}
+	return id
+}
+
+// waitPlanned waits for a check run named name, newer than the check run
+// after, to complete successfully, and returns when the fake GitHub
+// received its completion.
+func waitPlanned(t *testing.T, env *apptest.Env, sha, name string, after int64) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for time.Now().Before(deadline) {
+		for _, cr := range env.Repo.CheckRuns(sha) {
+			if cr.ID <= after || cr.Name != name || cr.Status != "completed" {
+				continue
+			}
+			if cr.Conclusion != "success" {
+				t.Fatalf("%s: %s %q %q", name, cr.Conclusion, cr.Title, cr.Summary)
+			}
+			return cr.Received
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("check %s not completed", name)
+	return time.Time{}
 }
 
 // breakdown is where Strata's time went, from the run records: the wait for
@@ -99,10 +158,13 @@ func (b breakdown) String() string {
 
 var phaseNames = [5]string{"webhook -> event job", "event job", "-> plan job", "plan job -> slot", "slot -> check completed"}
 
-func phasesOf(t *testing.T, env *apptest.Env, head string, start, done time.Time) breakdown {
+func phasesOf(t *testing.T, env *apptest.Env, start, done time.Time) breakdown {
 	t.Helper()
 	st := env.Server.Store()
-	rows, err := st.DB().Query(st.Rebind(`SELECT kind, started_at, finished_at, log FROM runs WHERE head_sha = ? ORDER BY id`), head)
+	t0 := start.UnixMilli()
+	// A comment's job knows no head commit: the runs are those that
+	// started after the delivery (each iteration waits for the last).
+	rows, err := st.DB().Query(st.Rebind(`SELECT kind, started_at, finished_at, log FROM runs WHERE started_at >= ? ORDER BY id`), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +177,7 @@ func phasesOf(t *testing.T, env *apptest.Env, head string, start, done time.Time
 			t.Fatal(err)
 		}
 		switch kind {
-		case "pull_request":
+		case "pull_request", "command":
 			evStart, evEnd = s, f
 		case "layer_plan":
 			planStart = s
@@ -127,7 +189,6 @@ func phasesOf(t *testing.T, env *apptest.Env, head string, start, done time.Time
 		}
 	}
 	ms := func(a, b int64) time.Duration { return time.Duration(b-a) * time.Millisecond }
-	t0 := start.UnixMilli()
 	return breakdown{ms(t0, evStart), ms(evStart, evEnd), ms(evEnd, planStart), ms(planStart, slot), ms(slot, done.UnixMilli())}
 }
 
@@ -206,6 +267,28 @@ func cpu(who int) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// planSteps says how long the Terraform commands of the plan run started
+// after start took, from its log ("init skipped" when the layer's init was
+// reused); `show -json` runs after the check is completed.
+func planSteps(t *testing.T, env *apptest.Env, start time.Time) string {
+	st := env.Server.Store()
+	var log string
+	err := st.DB().QueryRow(st.Rebind(`SELECT log FROM runs WHERE kind = 'layer_plan' AND started_at >= ? ORDER BY id DESC LIMIT 1`), start.UnixMilli()).Scan(&log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []string
+	for _, line := range strings.Split(log, "\n") {
+		if rest, ok := strings.CutPrefix(line, "[strata] terraform "); ok && strings.Contains(rest, " took ") {
+			steps = append(steps, rest)
+		}
+		if strings.HasPrefix(line, "[strata] init skipped") {
+			steps = append(steps, "init skipped")
+		}
+	}
+	return "terraform: " + strings.Join(steps, ", ")
+}
+
 // stepTimes reads from the plan runs' logs how long each Terraform command
 // took, on average per command.
 func stepTimes(t *testing.T, env *apptest.Env, head string) map[string]time.Duration {
@@ -258,18 +341,18 @@ func layerFile(t *testing.T, n int, state string) string {
 	return string(b)
 }
 
-// byHand runs `terraform init` and `terraform plan` in a fresh directory
-// holding the layer, as someone would on a checkout.
-func byHand(t *testing.T, bin, layer string) time.Duration {
+// byHand runs `terraform init` and `terraform plan -out` in a fresh
+// directory holding the layer, as someone would on a checkout.
+func byHand(t *testing.T, bin, layer string, env []string) time.Duration {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(layer), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	for _, args := range [][]string{{"init", "-input=false"}, {"plan", "-input=false"}} {
+	for _, args := range [][]string{{"init", "-input=false"}, {"plan", "-input=false", "-out=tfplan"}} {
 		cmd := exec.Command(bin, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
+		cmd.Env = append(append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1"), env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("terraform %s: %v\n%s", args[0], err, out)
 		}

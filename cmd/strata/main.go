@@ -2,6 +2,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -28,6 +29,10 @@ func main() {
 	root.AddCommand(runCmd)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "strata:", err)
+		var exit *exitError
+		if errors.As(err, &exit) {
+			os.Exit(exit.code)
+		}
 		os.Exit(1)
 	}
 }

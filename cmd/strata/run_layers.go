@@ -26,8 +26,9 @@ func init() {
 		Short: "Plan layers of a checkout and print the report a PR would get",
 		Long: `Plan the named layers (by name or dir), or every layer, of the checkout
 in --repo, the way /plan does: layers from .strata.yaml, or discovered
-without it; Terraform from STRATA_TERRAFORM_BIN or PATH. Prints the
-markdown comment Strata would post.`,
+without it; Terraform from STRATA_TERRAFORM_BIN or PATH, OpenTofu (layers
+with engine: tofu) from STRATA_TOFU_BIN or PATH. Prints the markdown
+comment Strata would post.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := runLayers(cmd, repoDir, args, false)
 			return err
@@ -97,13 +98,13 @@ func runLayers(cmd *cobra.Command, repoDir string, names []string, apply bool) (
 		}
 		layers = picked
 	}
-	bin := os.Getenv(terraform.BinaryEnv)
 	red, _ := redact.New(nil)
 	var reports []terraform.LayerReport
 	failed := false
 	for _, l := range layers {
+		bin, kind := localBinary(l)
 		res, err := terraform.Plan(ctx, terraform.PlanInput{
-			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Env: userEnv()},
+			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Kind: kind, Env: userEnv()},
 			VarFiles: l.VarFiles,
 		})
 		if res != nil {
@@ -126,8 +127,9 @@ func runLayers(cmd *cobra.Command, repoDir string, names []string, apply bool) (
 			fmt.Fprintf(cmd.OutOrStdout(), "\n- `%s`: no changes\n", l.Name)
 			continue
 		}
+		bin, kind := localBinary(l)
 		res, err := terraform.Apply(ctx, terraform.ApplyInput{
-			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Env: userEnv()},
+			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Kind: kind, Env: userEnv()},
 			PlanFile: r.PlanFile,
 		})
 		if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -34,7 +33,8 @@ carries a one-time token, and the page opens only with it.`,
 			if err != nil {
 				return err
 			}
-			log := zerolog.New(os.Stderr).With().Timestamp().Logger()
+			log := zerolog.New(cmd.ErrOrStderr()).With().Timestamp().Logger()
+			warnUnpassedVars(log, cfg, os.Environ())
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
 			srv, err := app.New(ctx, cfg, log, app.Options{Heartbeat: heartbeat})
@@ -56,7 +56,12 @@ carries a one-time token, and the page opens only with it.`,
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				_, err := config.LoadServer(validatePath, os.LookupEnv)
+				// What serve refuses, this refuses: the config, then the
+				// App credentials the setup page stored.
+				cfg, err := config.LoadServer(validatePath, os.LookupEnv)
+				if err == nil {
+					err = cfg.UseStoredCredentials()
+				}
 				if err == nil {
 					cmd.Println("server config is valid")
 				}
@@ -74,7 +79,7 @@ carries a one-time token, and the page opens only with it.`,
 func validateRepo(cmd *cobra.Command, dir string) error {
 	data, err := os.ReadFile(filepath.Join(dir, config.RepoFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%s has no %s: without it, every directory with .tf files that is not only a module is a layer", dir, config.RepoFile)
+		return listDiscovered(cmd, dir)
 	}
 	if err != nil {
 		return err

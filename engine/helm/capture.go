@@ -50,32 +50,36 @@ type capturingClient struct {
 	namespace string // the release namespace, for objects that name none
 
 	mu        sync.Mutex
-	capturing bool
+	stage     string // what hooks are captured now: "" for none
 	lastBuilt []hookObject
-	captures  map[string]*capture
+	captures  map[string]*capture // by stage and object
 }
+
+// Stages of a run whose hooks are captured.
+const (
+	stageUpgrade = "upgrade" // the install's or upgrade's hooks
+	stageTest    = "test"
+)
 
 func newCapturingClient(ctx context.Context, inner kube.Interface, logs PodLogs, namespace string) *capturingClient {
 	return &capturingClient{Interface: inner, ctx: ctx, logs: logs, namespace: namespace, captures: map[string]*capture{}}
 }
 
-// start begins capturing; only test hooks are captured, not upgrade hooks.
-func (c *capturingClient) start() {
+// start begins capturing the hooks of stage: the install's or upgrade's
+// hooks, then the test hooks. Only hooks are watched until ready, so the
+// release's own resources are never captured.
+func (c *capturingClient) start(stage string) {
 	c.mu.Lock()
-	c.capturing = true
+	c.stage = stage
 	c.mu.Unlock()
 }
 
-func (c *capturingClient) stop() {
-	c.mu.Lock()
-	c.capturing = false
-	c.mu.Unlock()
-}
+func (c *capturingClient) stop() { c.start("") }
 
-func (c *capturingClient) captured(kind, name string) (*capture, bool) {
+func (c *capturingClient) captured(stage, kind, name string) (*capture, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cp, ok := c.captures[kind+"/"+name]
+	cp, ok := c.captures[stage+"/"+kind+"/"+name]
 	return cp, ok
 }
 
@@ -115,7 +119,8 @@ func (c *capturingClient) WatchUntilReady(resources kube.ResourceList, timeout t
 // names, of the last built manifest) while capturing.
 func (c *capturingClient) each(resources kube.ResourceList, fn func(*capture, hookObject)) {
 	c.mu.Lock()
-	if !c.capturing {
+	stage := c.stage
+	if stage == "" {
 		c.mu.Unlock()
 		return
 	}
@@ -126,10 +131,10 @@ func (c *capturingClient) each(resources kube.ResourceList, fn func(*capture, ho
 	c.mu.Unlock()
 	for _, o := range objs {
 		c.mu.Lock()
-		cp, ok := c.captures[o.key()]
+		cp, ok := c.captures[stage+"/"+o.key()]
 		if !ok {
 			cp = &capture{}
-			c.captures[o.key()] = cp
+			c.captures[stage+"/"+o.key()] = cp
 		}
 		c.mu.Unlock()
 		fn(cp, o)

@@ -11,34 +11,31 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/kube"
 
-	"strata.dev/strata/engine/helm/helmtest"
 	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/kubetest"
 )
 
-// TestE2E runs against a real cluster only when STRATA_E2E_KUBECONFIG is
-// set (STRATA_E2E_CONTEXT and STRATA_E2E_NAMESPACE optional). It skips
-// otherwise, even under STRATA_REQUIRE_TOOLS: a cluster is optional by
-// design, and the SDK fakes cover the behaviour; this test checks that the
-// log capture also holds where Kubernetes really deletes hook pods.
+func TestMain(m *testing.M) { os.Exit(kubetest.Main(m)) }
+
+// TestE2E runs the engine on a real API server (kubetest's, or the cluster
+// of STRATA_E2E_KUBECONFIG): the log capture holds where Kubernetes really
+// deletes hook pods, and a hook's exit code fails it.
 func TestE2E(t *testing.T) {
-	live := helmtest.RealCluster(t)
-	namespace := live.Namespace
+	c, namespace := kubetest.Namespace(t)
 	cfg := new(action.Configuration)
-	getter := kube.GetConfig(live.Kubeconfig, live.Context, namespace)
+	getter := kube.GetConfig(c.Kubeconfig, c.Context, namespace)
 	if err := cfg.Init(getter, namespace, "secret", t.Logf); err != nil {
 		t.Fatal(err)
 	}
-	client, err := cfg.KubernetesClientSet()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c.SetLogs(t, namespace, "strata-e2e-pass", "passing-hook-output\n")
+	c.SetLogs(t, namespace, "strata-e2e-fail", "failing-hook-output\n")
 
 	dir := filepath.Join(t.TempDir(), "e2e")
 	files := map[string]string{
 		"Chart.yaml":                "apiVersion: v2\nname: e2e\nversion: 0.1.0\n",
 		"templates/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
-		"templates/tests/pass.yaml": helmtest.HookPod("strata-e2e-pass", `"echo passing-hook-output"`, "hook-succeeded", "0"),
-		"templates/tests/fail.yaml": helmtest.HookPod("strata-e2e-fail", `"echo failing-hook-output; exit 1"`, "hook-failed", "1"),
+		"templates/tests/pass.yaml": kubetest.HookPod("strata-e2e-pass", "test", "hook-succeeded", "0", "passing-hook-output", "0"),
+		"templates/tests/fail.yaml": kubetest.HookPod("strata-e2e-fail", "test", "hook-failed", "1", "failing-hook-output", "1"),
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, name)
@@ -52,10 +49,8 @@ func TestE2E(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	name := "strata-e2e-" + time.Now().Format("150405")
-	t.Cleanup(func() { _ = Uninstall(context.Background(), cfg, name) })
-	rep, err := Test(ctx, cfg, KubePodLogs{Client: client}, Input{
-		Root: filepath.Dir(dir), ChartDir: dir, ReleaseName: name, Namespace: namespace, Timeout: 3 * time.Minute,
+	rep, err := Test(ctx, cfg, KubePodLogs{Client: c.Client}, Input{
+		Root: filepath.Dir(dir), ChartDir: dir, ReleaseName: "strata-e2e", Namespace: namespace, Timeout: 3 * time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package helm
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,6 +47,13 @@ func (r *Report) writeSummary(b *strings.Builder) {
 	}
 	if r.UpgradeErr != "" {
 		fmt.Fprintf(b, "**The %s %s:** %s\n\n", r.Action, r.UpgradeCause, oneLine(r.UpgradeErr))
+	}
+	if len(r.UpgradeHooks) > 0 {
+		fmt.Fprintf(b, "| %s hook | event | phase | duration |\n| --- | --- | --- | --- |\n", r.Action)
+		for _, h := range r.UpgradeHooks {
+			fmt.Fprintf(b, "| `%s` | %s | %s %s | %s |\n", h.Name, h.Event, phaseIcon(h.Phase), h.Phase, duration(h))
+		}
+		b.WriteString("\n")
 	}
 	if len(r.Hooks) > 0 {
 		b.WriteString("| hook | phase | duration |\n| --- | --- | --- |\n")
@@ -102,7 +110,8 @@ func (r *Report) renderLogs(budget int) string {
 		text   string
 	}
 	var blocks []block
-	for i, h := range r.Hooks {
+	hooks := append(slices.Clone(r.UpgradeHooks), r.Hooks...)
+	for i, h := range hooks {
 		if len(h.Logs) == 0 {
 			continue
 		}
@@ -116,7 +125,11 @@ func (r *Report) renderLogs(budget int) string {
 				fmt.Fprintf(&text, "(logs unavailable: %s)\n", l.Err)
 			}
 		}
-		header := fmt.Sprintf("<details><summary>Logs of <code>%s</code> (%s)</summary>\n\n", h.Name, h.Phase)
+		state := string(h.Phase)
+		if h.Event != "" {
+			state = h.Event + ", " + state
+		}
+		header := fmt.Sprintf("<details><summary>Logs of <code>%s</code> (%s)</summary>\n\n", h.Name, state)
 		blocks = append(blocks, block{idx: i, header: header, text: text.String()})
 	}
 	// Failed hooks get their share first.
@@ -125,7 +138,7 @@ func (r *Report) renderLogs(budget int) string {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool {
-		return r.Hooks[blocks[order[a]].idx].Phase == PhaseFailed && r.Hooks[blocks[order[b]].idx].Phase != PhaseFailed
+		return hooks[blocks[order[a]].idx].Phase == PhaseFailed && hooks[blocks[order[b]].idx].Phase != PhaseFailed
 	})
 	rendered := make([]string, len(blocks))
 	left := budget

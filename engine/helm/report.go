@@ -36,10 +36,12 @@ type PodLog struct {
 	Err  string `json:"err,omitempty"` // the logs could not be read
 }
 
-// HookResult is one test hook of the run.
+// HookResult is one hook of the run: a test hook, or a hook of the install
+// or upgrade (Event says which, e.g. pre-upgrade).
 type HookResult struct {
 	Name      string        `json:"name"`
 	Kind      string        `json:"kind"`
+	Event     string        `json:"event,omitempty"` // empty for test hooks
 	Phase     Phase         `json:"phase"`
 	Started   time.Time     `json:"started"`
 	Completed time.Time     `json:"completed"`
@@ -85,6 +87,9 @@ type Report struct {
 	UpgradeErr   string `json:"upgrade_err,omitempty"`
 	UpgradeCause Cause  `json:"upgrade_cause,omitempty"`
 	TestErr      string `json:"test_err,omitempty"`
+	// UpgradeHooks are the hooks the install or upgrade ran (pre- and
+	// post-install, pre- and post-upgrade), with their logs.
+	UpgradeHooks []HookResult `json:"upgrade_hooks,omitempty"`
 
 	Hooks       []HookResult       `json:"hooks"`
 	Remediation *RemediationResult `json:"remediation,omitempty"`
@@ -153,16 +158,22 @@ func (r *Report) Redact(fn func(string) string) {
 	if r.Remediation != nil {
 		r.Remediation.Err = fn(r.Remediation.Err)
 	}
-	for i := range r.Hooks {
-		h := &r.Hooks[i]
+	for _, hooks := range [][]HookResult{r.UpgradeHooks, r.Hooks} {
+		redactHooks(hooks, fn)
+	}
+	for i := range r.Writes {
+		r.Writes[i].Description = fn(r.Writes[i].Description)
+		r.Writes[i].Err = fn(r.Writes[i].Err)
+	}
+}
+
+func redactHooks(hooks []HookResult, fn func(string) string) {
+	for i := range hooks {
+		h := &hooks[i]
 		h.Err = fn(h.Err)
 		for j := range h.Logs {
 			h.Logs[j].Text = fn(h.Logs[j].Text)
 			h.Logs[j].Err = fn(h.Logs[j].Err)
 		}
-	}
-	for i := range r.Writes {
-		r.Writes[i].Description = fn(r.Writes[i].Description)
-		r.Writes[i].Err = fn(r.Writes[i].Err)
 	}
 }

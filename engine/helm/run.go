@@ -62,9 +62,13 @@ func Test(ctx context.Context, cfg *action.Configuration, logs PodLogs, in Input
 	if err := unlock(run, in.ReleaseName, rep); err != nil {
 		return rep, err
 	}
-	if err := installOrUpgrade(ctx, run, ch, vals, in, rep); err != nil {
+	kc.start(stageUpgrade)
+	err = installOrUpgrade(ctx, run, ch, vals, in, rep)
+	kc.stop()
+	if err != nil {
 		return rep, err
 	}
+	rep.UpgradeHooks = upgradeHookResults(run, kc, in.ReleaseName, rep.Action)
 	if rep.UpgradeErr == "" {
 		runTests(run, kc, in, rep)
 	}
@@ -179,7 +183,7 @@ func runTests(run *action.Configuration, kc *capturingClient, in Input, rep *Rep
 	if len(in.Filters) > 0 {
 		rt.Filters[action.IncludeNameFilter] = in.Filters
 	}
-	kc.start()
+	kc.start(stageTest)
 	rel, err := rt.Run(in.ReleaseName)
 	kc.stop()
 	if err != nil {
@@ -194,9 +198,9 @@ func runTests(run *action.Configuration, kc *capturingClient, in Input, rep *Rep
 // ran them.
 func hookResults(rel *release.Release, kc *capturingClient, filters []string) []HookResult {
 	var out []HookResult
-	for _, h := range sortedTestHooks(rel.Hooks, filters) {
+	for _, h := range sortedHooks(rel.Hooks, release.HookTest, filters) {
 		r := HookResult{Name: h.Name, Kind: h.Kind}
-		cp, ran := kc.captured(h.Kind, h.Name)
+		cp, ran := kc.captured(stageTest, h.Kind, h.Name)
 		if !ran {
 			// Helm stops at the first failed hook; the rest keep the
 			// LastRun of an earlier test, which is not this run's.
@@ -205,29 +209,57 @@ func hookResults(rel *release.Release, kc *capturingClient, filters []string) []
 			out = append(out, r)
 			continue
 		}
-		run := h.LastRun
-		r.Started, r.Completed = run.StartedAt.Time, run.CompletedAt.Time
-		if !r.Completed.IsZero() && !r.Started.IsZero() {
-			r.Duration = r.Completed.Sub(r.Started)
-		}
-		r.Phase = phaseOf(run.Phase)
-		if cp != nil {
-			r.Logs = cp.Logs
-			switch {
-			case cp.CreateErr != nil:
-				r.Phase, r.Cause, r.Err = PhaseFailed, CauseNotCreated, cp.CreateErr.Error()
-			case cp.WatchErr != nil && isTimeout(cp.WatchErr):
-				r.Phase, r.Cause, r.Err = PhaseFailed, CauseTimedOut, cp.WatchErr.Error()
-			case cp.WatchErr != nil:
-				r.Phase, r.Cause, r.Err = PhaseFailed, CauseFailed, cp.WatchErr.Error()
-			}
-		}
-		if r.Phase == PhaseFailed && r.Cause == CauseNone {
-			r.Cause = CauseFailed
-		}
-		out = append(out, r)
+		out = append(out, ranHook(r, h, cp))
 	}
 	return out
+}
+
+// upgradeHookResults describes the hooks the install or upgrade (act)
+// ran, from the revision it wrote: Helm records each hook's last run on it.
+// Hooks that did not run (those after a failed one) are left out.
+func upgradeHookResults(run *action.Configuration, kc *capturingClient, name, act string) []HookResult {
+	rel, err := run.Releases.Last(name)
+	if err != nil {
+		return nil
+	}
+	events := []release.HookEvent{release.HookPreUpgrade, release.HookPostUpgrade}
+	if act == "install" {
+		events = []release.HookEvent{release.HookPreInstall, release.HookPostInstall}
+	}
+	var out []HookResult
+	for _, event := range events {
+		for _, h := range sortedHooks(rel.Hooks, event, nil) {
+			if cp, ran := kc.captured(stageUpgrade, h.Kind, h.Name); ran {
+				out = append(out, ranHook(HookResult{Name: h.Name, Kind: h.Kind, Event: string(event)}, h, cp))
+			}
+		}
+	}
+	return out
+}
+
+// ranHook fills r from the hook's last run and what the capture saw.
+func ranHook(r HookResult, h *release.Hook, cp *capture) HookResult {
+	run := h.LastRun
+	r.Started, r.Completed = run.StartedAt.Time, run.CompletedAt.Time
+	if !r.Completed.IsZero() && !r.Started.IsZero() {
+		r.Duration = r.Completed.Sub(r.Started)
+	}
+	r.Phase = phaseOf(run.Phase)
+	if cp != nil {
+		r.Logs = cp.Logs
+		switch {
+		case cp.CreateErr != nil:
+			r.Phase, r.Cause, r.Err = PhaseFailed, CauseNotCreated, cp.CreateErr.Error()
+		case cp.WatchErr != nil && isTimeout(cp.WatchErr):
+			r.Phase, r.Cause, r.Err = PhaseFailed, CauseTimedOut, cp.WatchErr.Error()
+		case cp.WatchErr != nil:
+			r.Phase, r.Cause, r.Err = PhaseFailed, CauseFailed, cp.WatchErr.Error()
+		}
+	}
+	if r.Phase == PhaseFailed && r.Cause == CauseNone {
+		r.Cause = CauseFailed
+	}
+	return r
 }
 
 func phaseOf(p release.HookPhase) Phase {
@@ -242,12 +274,12 @@ func phaseOf(p release.HookPhase) Phase {
 	return PhaseUnknown
 }
 
-// sortedTestHooks returns the test hooks the filters select, ordered by
+// sortedHooks returns the hooks of event the filters select, ordered by
 // weight then name as Helm runs them.
-func sortedTestHooks(hooks []*release.Hook, filters []string) []*release.Hook {
+func sortedHooks(hooks []*release.Hook, event release.HookEvent, filters []string) []*release.Hook {
 	var out []*release.Hook
 	for _, h := range hooks {
-		if !slices.Contains(h.Events, release.HookTest) {
+		if !slices.Contains(h.Events, event) {
 			continue
 		}
 		if len(filters) > 0 && !slices.Contains(filters, h.Name) {

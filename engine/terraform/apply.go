@@ -25,6 +25,7 @@ type ApplyResult struct {
 	// output) must be masked like the plan was.
 	Sensitive        []string
 	TerraformVersion string
+	Engine           Kind
 }
 
 // Apply runs init, selects the workspace and applies exactly the saved plan:
@@ -51,7 +52,7 @@ func Apply(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &ApplyResult{Sensitive: sensitiveValues(plan), TerraformVersion: s.version}
+	res := &ApplyResult{Sensitive: sensitiveValues(plan), TerraformVersion: s.version, Engine: s.setup.Kind}
 
 	var out strings.Builder
 	s.tf.SetStdout(io.MultiWriter(s.log, &out))

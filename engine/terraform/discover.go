@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 )
 
 // Discover lists the layers of a repository that has no `.strata.yaml`: every
@@ -50,7 +48,7 @@ func Discover(root string) ([]string, error) {
 
 	called := map[string]bool{}
 	for _, dir := range dirs {
-		mod, _ := tfconfig.LoadModule(filepath.Join(root, filepath.FromSlash(dir)))
+		mod, _ := loadModule(filepath.Join(root, filepath.FromSlash(dir)))
 		if mod == nil {
 			continue
 		}

@@ -20,7 +20,8 @@ const defaultPath = "/usr/local/bin:/usr/bin:/bin"
 
 // environment is everything Terraform's environment holds: PATH and the
 // proxies of the server's, HOME and TMPDIR in the run's scratch dir, the
-// plugin cache, no update checks, then the caller's Env, which wins.
+// plugin cache, the CLI config, no update checks, then the caller's Env,
+// which wins.
 // terraform-exec adds TF_IN_AUTOMATION and its own TF_LOG* and
 // TF_APPEND_USER_AGENT, and refuses the variables it manages (TF_INPUT,
 // TF_CLI_ARGS*, TF_WORKSPACE, ...): those in Env are an error, except
@@ -42,6 +43,21 @@ func environment(s Setup, sc scratch) (env, launcherEnv map[string]string, err e
 			return nil, nil, fmt.Errorf("terraform: plugin cache dir %q is not absolute", s.PluginCacheDir)
 		}
 		env["TF_PLUGIN_CACHE_DIR"] = s.PluginCacheDir
+		// Without it, Terraform (1.4 and later) takes a provider from the
+		// cache only when the layer's lock file already has its checksum;
+		// otherwise it installs it again, rewriting the cached binary in
+		// place while the plans of other layers execute it: "text file
+		// busy" under the init lock, and one unpacking per init. With it,
+		// a layer without a lock file entry uses the cached provider (the
+		// lock file the run writes is thrown away with its work dir); a
+		// layer whose lock file lists checksums is still held to them.
+		env["TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE"] = "true"
+	}
+	if s.CLIConfigFile != "" {
+		if !filepath.IsAbs(s.CLIConfigFile) {
+			return nil, nil, fmt.Errorf("terraform: CLI config file %q is not absolute", s.CLIConfigFile)
+		}
+		env["TF_CLI_CONFIG_FILE"] = s.CLIConfigFile
 	}
 	launcherEnv = map[string]string{}
 	var bad []string

@@ -13,14 +13,18 @@ type Error struct {
 	Command string // the subcommand: "init", "plan", "apply", ...
 	Message string
 	Err     error // what terraform-exec returned (an *exec.ExitError, or the context's error)
+	Kind    Kind  // the engine that ran it; empty is terraform
 }
 
 func (e *Error) Error() string {
 	if e.Message == "" {
-		return "terraform " + e.Command + ": " + e.Err.Error()
+		return e.Name() + ": " + e.Err.Error()
 	}
-	return "terraform " + e.Command + ": " + e.Message
+	return e.Name() + ": " + e.Message
 }
+
+// Name is the command as typed, `terraform plan` or `tofu plan`.
+func (e *Error) Name() string { return e.Kind.command() + " " + e.Command }
 
 func (e *Error) Unwrap() error { return e.Err }
 

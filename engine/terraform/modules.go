@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 )
 
 // LocalModules lists the local module directories the layer in dir calls,
@@ -25,7 +23,7 @@ func LocalModules(root, dir string) []string {
 	for len(next) > 0 {
 		caller := next[0]
 		next = next[1:]
-		mod, _ := tfconfig.LoadModule(filepath.Join(root, filepath.FromSlash(caller)))
+		mod, _ := loadModule(filepath.Join(root, filepath.FromSlash(caller)))
 		if mod == nil {
 			continue
 		}

@@ -18,6 +18,14 @@ type PlanInput struct {
 	// VarFiles are relative to WorkDir and must stay inside Root, symlinks
 	// resolved.
 	VarFiles []string
+	// Planned, when set, gets the result as soon as `plan -out` is done,
+	// read from the plan's text (summarizeText). Its Sensitive holds the
+	// values of the sensitive variables (sensitiveInputs): the text masks
+	// all others but those passed through nonsensitive(), which only the
+	// JSON has. A check can be written from it while Plan reads the saved
+	// plan as JSON to complete the result it returns. An error from
+	// Planned ends Plan with it.
+	Planned func(*PlanResult) error
 }
 
 // PlanResult is a saved plan and what it would do.
@@ -46,6 +54,7 @@ type PlanResult struct {
 	Sensitive []string
 
 	TerraformVersion string
+	Engine           Kind // which engine made the plan: its Name goes with the version
 }
 
 // OutputChange is a root output whose value would change.
@@ -90,21 +99,29 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 		return nil, err
 	}
 	text := planText(out.String())
+	planFile, err := os.ReadFile(planPath)
+	if err != nil {
+		return nil, err
+	}
+	if in.Planned != nil {
+		early := summarizeText(text, hasChanges)
+		early.PlanFile, early.Text = planFile, text
+		early.TerraformVersion, early.Engine = s.version, s.setup.Kind
+		early.Sensitive = sensitiveInputs(in.WorkDir, varFiles, in.Env)
+		if err := in.Planned(early); err != nil {
+			return nil, err
+		}
+	}
 
 	plan, err := s.showJSON(ctx, planPath)
 	if err != nil {
 		return nil, err
 	}
-	planFile, err := os.ReadFile(planPath)
-	if err != nil {
-		return nil, err
-	}
-
 	r := summarize(plan)
 	r.PlanFile = planFile
 	r.Text = text
 	r.HasChanges = hasChanges
-	r.TerraformVersion = s.version
+	r.TerraformVersion, r.Engine = s.version, s.setup.Kind
 	return r, nil
 }
 

@@ -39,6 +39,9 @@ type Setup struct {
 	Workspace string
 	// TerraformBin is the binary to run; empty means FindBinary.
 	TerraformBin string
+	// Kind is TerraformBin's engine, for the log and reports; empty means
+	// terraform.
+	Kind Kind
 	// PluginCacheDir is Terraform's provider cache, shared by every run on the
 	// host (TF_PLUGIN_CACHE_DIR). Terraform does not make concurrent writes to
 	// it safe, so inits sharing it are serialized by an flock on
@@ -46,6 +49,18 @@ type Setup struct {
 	// replicas on one host. Only init is serialized; plans run in parallel.
 	// Empty disables the cache.
 	PluginCacheDir string
+	// CLIConfigFile is the Terraform CLI config every command reads
+	// (TF_CLI_CONFIG_FILE; the server config's terraform.cli_config), e.g.
+	// a provider_installation that takes providers from a mirror. The
+	// sandbox opens it read-only, with the directories it installs
+	// providers from (CLIConfigPaths). Empty means none: HOME is the run's
+	// scratch dir, so Terraform reads no ~/.terraformrc either.
+	CLIConfigFile string
+	// InitCacheDir keeps what init wrote into layers, to copy back instead
+	// of running init again when nothing init reads has changed
+	// (initcache.go); InitCacheScope (the repository) keeps one
+	// repository's from another's. Either empty disables it.
+	InitCacheDir, InitCacheScope string
 	// Env is what Terraform gets of the operator's variables, besides what
 	// it needs to run (environment, in env.go): nothing else of the
 	// server's environment reaches it. Variables that terraform-exec
@@ -76,7 +91,11 @@ type session struct {
 	log     io.Writer
 	stderr  lockedBuffer // the current command's stderr, for Error.Message
 	version string       // of the binary
-	scratch scratch      // HOME, TMPDIR and the saved plan; removed by close
+	bin     string       // the binary, whatever runs it (the sandbox's launcher)
+	// env is the commands' environment; initEnv init's, the only one
+	// whose sandbox may write the plugin cache (command, in sandbox.go).
+	env, initEnv map[string]string
+	scratch      scratch // HOME, TMPDIR and the saved plan; removed by close
 }
 
 // newSession checks the setup and asks the binary its version, which
@@ -101,7 +120,7 @@ func newSession(ctx context.Context, s Setup) (_ *session, err error) {
 			sc.remove()
 		}
 	}()
-	exe, env, err := command(s, bin, sc)
+	exe, env, initEnv, err := command(s, bin, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +140,7 @@ func newSession(ctx context.Context, s Setup) (_ *session, err error) {
 	if err := tf.SetWaitDelay(grace); err != nil {
 		return nil, fmt.Errorf("terraform: %w", err)
 	}
-	ss := &session{setup: s, tf: tf, log: s.Log, scratch: sc}
+	ss := &session{setup: s, tf: tf, log: s.Log, scratch: sc, env: env, initEnv: initEnv, bin: bin}
 	if ss.log == nil {
 		ss.log = io.Discard
 	}
@@ -129,9 +148,10 @@ func newSession(ctx context.Context, s Setup) (_ *session, err error) {
 	tf.SetStderr(&ss.stderr)
 	v, _, err := tf.Version(ctx, false)
 	if err != nil {
-		return nil, &Error{Command: "version", Message: cleanMessage(ss.stderr.String()), Err: err}
+		return nil, &Error{Command: "version", Message: cleanMessage(ss.stderr.String()), Err: err, Kind: s.Kind}
 	}
 	ss.version = v.String()
+	fmt.Fprintf(ss.log, "[strata] %s %s (%s)\n", s.Kind.command(), ss.version, bin)
 	tf.SetStdout(ss.log)
 	tf.SetStderr(io.MultiWriter(ss.log, &ss.stderr))
 	return ss, nil
@@ -161,15 +181,16 @@ func (s *session) close() { s.scratch.remove() }
 // step runs one Terraform command, announcing it in the log and turning a
 // failure into an *Error with Terraform's message.
 func (s *session) step(command string, run func() error) error {
-	fmt.Fprintf(s.log, "$ terraform %s\n", command)
+	name := s.setup.Kind.command()
+	fmt.Fprintf(s.log, "$ %s %s\n", name, command)
 	s.stderr.Reset()
 	start := time.Now()
 	err := run()
-	fmt.Fprintf(s.log, "[strata] terraform %s took %d ms\n", command, time.Since(start).Milliseconds())
+	fmt.Fprintf(s.log, "[strata] %s %s took %d ms\n", name, command, time.Since(start).Milliseconds())
 	if err == nil {
 		return nil
 	}
-	return &Error{Command: command, Message: cleanMessage(s.stderr.String()), Err: err}
+	return &Error{Command: command, Message: cleanMessage(s.stderr.String()), Err: err, Kind: s.setup.Kind}
 }
 
 // init runs `terraform init`, holding the plugin cache lock when there is a
@@ -191,7 +212,29 @@ func (s *session) init(ctx context.Context) error {
 		}
 		defer unlock()
 	}
-	return s.step("init", func() error { return s.tf.Init(ctx) })
+	key := initKey(s.setup, s.bin, s.version)
+	if key != "" {
+		if restored, err := restoreInit(s.setup, key); err != nil {
+			fmt.Fprintf(s.log, "[strata] the layer's earlier init could not be reused, running init: %v\n", err)
+		} else if restored {
+			fmt.Fprintf(s.log, "[strata] init skipped: the providers, modules and backend are those of an earlier init of this layer\n")
+			return nil
+		}
+	}
+	if err := s.tf.SetEnv(s.initEnv); err != nil {
+		return fmt.Errorf("terraform: env: %w", err)
+	}
+	err := s.step("init", func() error { return s.tf.Init(ctx) })
+	if serr := s.tf.SetEnv(s.env); serr != nil && err == nil {
+		err = fmt.Errorf("terraform: env: %w", serr)
+	}
+	if err == nil && key != "" {
+		// Before any of the layer's code runs: what is kept is init's alone.
+		if serr := saveInit(s.setup, key); serr != nil {
+			fmt.Fprintf(s.log, "[strata] init could not be kept for the next plan: %v\n", serr)
+		}
+	}
+	return err
 }
 
 // needsProviders says whether init may install providers: the layer calls
@@ -199,7 +242,7 @@ func (s *session) init(ctx context.Context) error {
 // uses a resource or data source of a provider other than the built-in
 // `terraform`. When in doubt (the layer does not parse), it says yes.
 func needsProviders(dir string) bool {
-	mod, diags := tfconfig.LoadModule(dir)
+	mod, diags := loadModule(dir)
 	if diags.HasErrors() || len(mod.ModuleCalls) > 0 || len(mod.ProviderConfigs) > 0 {
 		return true
 	}

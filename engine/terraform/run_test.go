@@ -84,6 +84,7 @@ func TestEnvironmentIsOnlyWhatTerraformNeedsAndTheOperatorGives(t *testing.T) {
 	want := map[string]string{
 		"HOME": "/run/strata-terraform-1/home", "TMPDIR": "/run/strata-terraform-1/tmp",
 		"CHECKPOINT_DISABLE": "1", "TF_PLUGIN_CACHE_DIR": "/cache", "AWS_REGION": "eu-west-1",
+		"TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE": "true",
 	}
 	for _, k := range fromServer {
 		want[k] = server[k]

@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,19 +23,23 @@ type Sandbox struct {
 	ReadWrite, ReadOnly []string
 }
 
-// command is the program terraform-exec runs and its environment: the
+// command is the program terraform-exec runs and its environments: the
 // Terraform binary itself without a sandbox, else the launcher, with the
-// Spec that says what the binary may touch.
-func command(s Setup, bin string, sc scratch) (string, map[string]string, error) {
+// Spec that says what the binary may touch. initEnv is init's: the only
+// command that may write the shared plugin cache. The others only read and
+// execute it: a PR's plan runs its own code (an `external` data source, a
+// provider it ships), which must not replace a cached provider that every
+// other repository's runs then execute.
+func command(s Setup, bin string, sc scratch) (exe string, env, initEnv map[string]string, err error) {
 	env, launcherEnv, err := environment(s, sc)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if s.Sandbox == nil {
-		return bin, env, nil
+		return bin, env, env, nil
 	}
 	if err := sandbox.Detect(s.Sandbox.Off).Err(); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	// The launcher execs the binary from the layer's directory: the path
 	// must not depend on PATH or the current directory.
@@ -42,28 +47,36 @@ func command(s Setup, bin string, sc scratch) (string, map[string]string, error)
 		bin, err = filepath.Abs(bin)
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("terraform: binary: %w", err)
+		return "", nil, nil, fmt.Errorf("terraform: binary: %w", err)
 	}
-	spec, err := s.sandboxSpec(bin, sc, env)
-	if err != nil {
-		return "", nil, err
-	}
-	spec.Env = launcherEnv
 	launcher, err := sandbox.Launcher()
 	if err != nil {
-		return "", nil, fmt.Errorf("terraform: sandbox launcher: %w", err)
+		return "", nil, nil, fmt.Errorf("terraform: sandbox launcher: %w", err)
 	}
-	name, value := spec.Variable()
-	env[name] = value
-	return launcher, env, nil
+	initEnv = maps.Clone(env)
+	for _, v := range []struct {
+		env           map[string]string
+		cacheWritable bool
+	}{{env, false}, {initEnv, true}} {
+		spec, err := s.sandboxSpec(bin, sc, env, v.cacheWritable)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		spec.Env = launcherEnv
+		name, value := spec.Variable()
+		v.env[name] = value
+	}
+	return launcher, env, initEnv, nil
 }
 
 // sandboxSpec says what Terraform may touch. Read-write: the tree (modules
 // of other directories are in it, and Terraform writes .terraform and
-// lock files into the layer), the scratch dir and the plugin cache (whose
-// providers it executes). Read-only: the binary, a CLI config file the
-// operator passes (TF_CLI_CONFIG_FILE), and the operator's paths.
-func (s Setup) sandboxSpec(bin string, sc scratch, env map[string]string) (sandbox.Spec, error) {
+// lock files into the layer), the scratch dir, and for init the plugin
+// cache. Read-only: the binary, the plugin cache (whose providers it
+// executes) but for init, a CLI config file the operator passes
+// (TF_CLI_CONFIG_FILE) with the provider mirrors it names, and the
+// operator's paths.
+func (s Setup) sandboxSpec(bin string, sc scratch, env map[string]string, cacheWritable bool) (sandbox.Spec, error) {
 	root := s.Root
 	if root == "" {
 		root = s.WorkDir
@@ -75,11 +88,28 @@ func (s Setup) sandboxSpec(bin string, sc scratch, env map[string]string) (sandb
 		if err := os.MkdirAll(s.PluginCacheDir, 0o755); err != nil {
 			return sandbox.Spec{}, fmt.Errorf("terraform: plugin cache: %w", err)
 		}
-		rw = append(rw, s.PluginCacheDir)
 	}
 	var ro []string
+	if s.PluginCacheDir != "" {
+		if cacheWritable {
+			rw = append(rw, s.PluginCacheDir)
+		} else {
+			ro = append(ro, s.PluginCacheDir)
+		}
+	}
 	if f := env["TF_CLI_CONFIG_FILE"]; f != "" && filepath.IsAbs(f) {
 		ro = append(ro, f)
+		// The mirrors it installs providers from. One that does not exist
+		// cannot be opened: Terraform finds no provider there and says so.
+		dirs, err := CLIConfigPaths(f)
+		if err != nil && !os.IsNotExist(err) {
+			return sandbox.Spec{}, err
+		}
+		for _, d := range dirs {
+			if _, err := os.Stat(d); err == nil {
+				ro = append(ro, d)
+			}
+		}
 	}
 	for _, list := range [][]string{s.Sandbox.ReadWrite, s.Sandbox.ReadOnly} {
 		for _, p := range list {

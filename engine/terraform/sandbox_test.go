@@ -66,6 +66,7 @@ func TestLayerSeesOnlyTheVariablesItIsGiven(t *testing.T) {
 	slices.Sort(names)
 	t.Logf("Terraform's environment: %v", names)
 	allowed := map[string]bool{"HOME": true, "TMPDIR": true, "PATH": true, "CHECKPOINT_DISABLE": true, "TF_PLUGIN_CACHE_DIR": true,
+		"TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE": true,
 		"TF_IN_AUTOMATION": true, "TF_APPEND_USER_AGENT": true, "TF_LOG": true, "TF_LOG_CORE": true, "TF_LOG_PATH": true, "TF_LOG_PROVIDER": true,
 		"AWS_REGION": true, "TF_VAR_given": true}
 	for _, k := range fromServer {
@@ -128,5 +129,33 @@ func TestMissingSandboxPathIsNamed(t *testing.T) {
 	_, err := Plan(testContext(t), PlanInput{Setup: setup})
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/terraform-state") || !strings.Contains(err.Error(), "terraform.sandbox_paths") {
 		t.Fatalf("err = %v, want the path and terraform.sandbox_paths named", err)
+	}
+}
+
+// A PR's apply runs its own code (a provisioner; in a plan, an `external`
+// data source or a provider it ships) and tries to replace a provider in the
+// plugin cache that every repository's runs execute -> refused: only init
+// may write the cache. The cached file is unchanged and still readable.
+func TestPullRequestCodeCannotReplaceACachedProvider(t *testing.T) {
+	s := newScenario(t)
+	cached := filepath.Join(s.cacheDir, "registry.terraform.io", "hashicorp", "null", "3.2.2", "linux_amd64", "terraform-provider-null_v3.2.2_x5")
+	if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cached, []byte("the real provider"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"main.tf": `
+resource "terraform_data" "poison" {
+  provisioner "local-exec" {
+    command = "cat ` + cached + ` > /dev/null && echo evil > ` + cached + `"
+  }
+}
+`}
+	plan := s.plan(files)
+	_, err := Apply(testContext(t), ApplyInput{Setup: s.tree(files), PlanFile: plan.PlanFile})
+	tfError(t, err, "apply", "Permission denied")
+	if b, err := os.ReadFile(cached); err != nil || string(b) != "the real provider" {
+		t.Errorf("cached provider after the attack: %q, %v", b, err)
 	}
 }
