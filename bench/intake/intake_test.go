@@ -40,6 +40,9 @@ func BenchmarkIntake(b *testing.B) {
 // whatever the answers (an open loop, so a slow answer cannot slow the load).
 func benchIntake(b *testing.B, d store.Dialect, clients, rate int) {
 	env := apptest.Start(b, apptest.Options{Dialect: d})
+	// The jobs every start runs (lock repair, drift discovery, pruning) are
+	// done before the load starts: intake is measured in steady state.
+	env.WaitIdle(time.Minute)
 	env.Repo.Commit("feature", map[string]string{"README.md": "v2\n"}, "docs")
 	pr := env.Repo.OpenPR("feature", "main", "alice")
 	payload, event := env.Repo.IssueCommentEvent(pr.Number, "alice", "/help")
