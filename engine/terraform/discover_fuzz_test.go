@@ -71,7 +71,9 @@ func FuzzDiscover(f *testing.F) {
 			}
 		}
 		// Only a module call (its source) can take a directory off the list.
-		if !strings.Contains(a+b, "source") && !slices.Equal(got, []string{"a", "b"}) {
+		// A file that does not parse is read again by the inspector's
+		// legacy HCL 1 parser, whose keys match in any case ("sourCe").
+		if !strings.Contains(strings.ToLower(a+b), "source") && !slices.Equal(got, []string{"a", "b"}) {
 			t.Fatalf("Discover = %q, want both directories: nothing calls them", got)
 		}
 		for _, dir := range []string{"a", "b"} {
