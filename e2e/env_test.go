@@ -62,8 +62,6 @@ func noViolations(t *testing.T, gh *githubtest.Server) {
 	}
 }
 
-// runLogs reads the logs of the runs of kind, oldest first; of any
-// repository when repo is "".
 // noFailedRuns fails when a job's attempt failed: a step that errors
 // (a GitHub request Strata makes wrong, say) would otherwise be retried
 // until a later attempt hides it.
@@ -86,13 +84,21 @@ func noFailedRuns(t *testing.T, st *store.Store) {
 	}
 }
 
+// runLogs reads the logs of the runs of kind, oldest first; of any
+// repository when repo is "".
 func runLogs(t *testing.T, st *store.Store, kind, repo string) []string {
 	t.Helper()
 	query, args := `SELECT log FROM runs WHERE kind = ?`, []any{kind}
 	if repo != "" {
 		query, args = query+` AND repo = ?`, append(args, repo)
 	}
-	rows, err := st.DB().Query(st.Rebind(query+` ORDER BY id`), args...)
+	return logsWhere(t, st, query+` ORDER BY id`, args...)
+}
+
+// logsWhere reads the log column of the runs query selects.
+func logsWhere(t *testing.T, st *store.Store, query string, args ...any) []string {
+	t.Helper()
+	rows, err := st.DB().Query(st.Rebind(query), args...)
 	if err != nil {
 		t.Fatal(err)
 	}

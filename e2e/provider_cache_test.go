@@ -211,21 +211,5 @@ func maxOverlap(spans [][2]int64) int {
 
 func firstAttemptLogs(t *testing.T, st *store.Store) []string {
 	t.Helper()
-	rows, err := st.DB().Query(`SELECT log FROM runs WHERE kind = 'layer_plan' AND attempt = 1 ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var logs []string
-	for rows.Next() {
-		var log string
-		if err := rows.Scan(&log); err != nil {
-			t.Fatal(err)
-		}
-		logs = append(logs, log)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return logs
+	return logsWhere(t, st, `SELECT log FROM runs WHERE kind = 'layer_plan' AND attempt = 1 ORDER BY id`)
 }

@@ -49,20 +49,7 @@ func (s *Store) moveGeneration(ctx context.Context, tx *sql.Tx, repo, layer stri
 // every PR and head, without their plan files: those an apply of the
 // layer makes stale.
 func (s *Store) UnappliedPlansOf(ctx context.Context, repo, layer string) ([]*Plan, error) {
-	rows, err := s.query(ctx, `SELECT `+planColumns+` FROM plans WHERE repo = ? AND layer = ? AND applied_at = 0 ORDER BY pr, created_at`, repo, layer)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Plan
-	for rows.Next() {
-		p, err := scanPlan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return s.queryPlans(ctx, `SELECT `+planColumns+` FROM plans WHERE repo = ? AND layer = ? AND applied_at = 0 ORDER BY pr, created_at`, repo, layer)
 }
 
 // DropLock releases a lock an /apply of pr took moments ago and did not use

@@ -124,7 +124,12 @@ func (s *Store) PlanAt(ctx context.Context, repo string, pr int, layer, headSHA 
 // PlansOfPR lists a PR's plans at every head, newest first, without their
 // plan files.
 func (s *Store) PlansOfPR(ctx context.Context, repo string, pr int) ([]*Plan, error) {
-	rows, err := s.query(ctx, `SELECT `+planColumns+` FROM plans WHERE repo = ? AND pr = ? ORDER BY created_at DESC, layer`, repo, pr)
+	return s.queryPlans(ctx, `SELECT `+planColumns+` FROM plans WHERE repo = ? AND pr = ? ORDER BY created_at DESC, layer`, repo, pr)
+}
+
+// queryPlans reads the plans query selects (its columns planColumns).
+func (s *Store) queryPlans(ctx context.Context, query string, args ...any) ([]*Plan, error) {
+	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
