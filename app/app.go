@@ -28,6 +28,7 @@ import (
 	"strata.dev/strata/source"
 	"strata.dev/strata/store"
 	"strata.dev/strata/syncs"
+	"strata.dev/strata/web"
 	"strata.dev/strata/worker"
 )
 
@@ -43,6 +44,7 @@ type Server struct {
 	ln      net.Listener
 
 	webhook atomic.Pointer[http.Handler]
+	ui      atomic.Pointer[web.UI]
 	setup   atomic.Pointer[setup]
 	ready   atomic.Bool
 	// sandbox is how Terraform runs on this replica (app/sandbox.go).
@@ -115,9 +117,13 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /runs/{id}", s.runLog)
 	mux.HandleFunc("POST /api/github/hook", s.hook)
+	// The UI's stylesheet, for the setup pages too: they come before the UI.
+	mux.Handle("GET /static/", web.Static())
 	// The setup pages exist only while the server has no App.
 	mux.HandleFunc("/setup/", s.serveSetup)
 	mux.HandleFunc("/setup", s.serveSetup)
+	// Everything else is the web UI.
+	mux.HandleFunc("/", s.serveUI)
 	return mux
 }
 
@@ -159,7 +165,7 @@ func (s *Server) configure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	red.Add(cfg.GitHub.WebhookSecret)
+	red.Add(cfg.GitHub.WebhookSecret, cfg.GitHub.ClientSecret)
 	red.Add(append([]string{cfg.EncryptionKey}, cfg.EncryptionKeys...)...)
 	gcfg := githubapp.Config{V3APIURL: cfg.GitHub.APIURL, V4APIURL: cfg.GitHub.GraphQLURL, WebURL: cfg.GitHub.WebURL}
 	gcfg.App.IntegrationID = cfg.GitHub.AppID
@@ -214,8 +220,13 @@ func (s *Server) configure(ctx context.Context) error {
 		githubapp.WithErrorCallback(s.webhookError),
 		githubapp.WithResponseCallback(s.webhookResponse),
 	)
+	ui, err := s.newUI(gcfg, deps, q)
+	if err != nil {
+		return err
+	}
 	var h http.Handler = dispatcher
 	s.webhook.Store(&h)
+	s.ui.Store(ui)
 	return nil
 }
 

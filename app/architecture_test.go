@@ -26,6 +26,9 @@ func TestImportDirection(t *testing.T) {
 		{"./layers", []string{"strata.dev/strata/syncs", "strata.dev/strata/releases"}, "capabilities are independent"},
 		{"./syncs", []string{"strata.dev/strata/layers", "strata.dev/strata/releases"}, "capabilities are independent"},
 		{"./releases", []string{"strata.dev/strata/layers", "strata.dev/strata/syncs"}, "capabilities are independent"},
+		{"./web", []string{"strata.dev/strata/layers", "strata.dev/strata/syncs", "strata.dev/strata/releases",
+			"strata.dev/strata/handlers"},
+			"the web UI shows the store and acts through the PR's commands: it knows no capability"},
 		{"./access", []string{"strata.dev/strata/report", "strata.dev/strata/worker", "strata.dev/strata/store"},
 			"the permission table is a pure function of facts"},
 	} {

@@ -16,6 +16,10 @@ import (
 // from the webhook secret, is what opens it; logs are redacted before they
 // are stored.
 func (s *Server) runLog(w http.ResponseWriter, r *http.Request) {
+	if !r.URL.Query().Has("key") {
+		s.serveUI(w, r) // the run's page, for a logged-in user
+		return
+	}
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	secret := s.cfg.GitHub.WebhookSecret
 	if err != nil || secret == "" || !runlog.Valid(secret, id, r.URL.Query().Get("key")) {

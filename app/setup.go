@@ -6,13 +6,18 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-github/v60/github"
+	"github.com/palantir/go-githubapp/oauth2"
 	"github.com/rs/zerolog"
 
 	"strata.dev/strata/config"
@@ -22,11 +27,15 @@ import (
 // setup registers Strata as a GitHub App through GitHub's App manifest flow
 // when the server has no App credentials. Whoever completes it owns the
 // server's identity, so every step is bound to the operator:
-//   - the page opens only with the one-time token the console printed;
-//   - it gives that browser a state, which travels through GitHub and comes
-//     back in the callback's URL, and a cookie of its own; the callback takes
-//     a code only with a state this server issued together with that
-//     browser's cookie, so neither a made-up state nor a leaked one will do;
+//   - the pages open only with the one-time token the console printed;
+//   - the first page asks where GitHub will reach this server (unless
+//     STRATA_PUBLIC_URL says) and for which account; the second gives that
+//     browser a state, which travels through GitHub and comes back in the
+//     callback's URL, and a cookie of its own; the callback takes a code
+//     only with a state this server issued together with that browser's
+//     cookie, so neither a made-up state nor a leaked one will do;
+//   - the public URL the operator confirmed stays with the state on the
+//     server: the callback trusts nothing of its request but the code;
 //   - once registered, the token, the states and the routes are gone.
 //
 // It shows no key or secret, ever: they go straight from GitHub's answer
@@ -35,8 +44,11 @@ type setup struct {
 	cfg   *config.Server
 	log   zerolog.Logger
 	token string
-	done  chan *config.Credentials
-	mux   *http.ServeMux
+	// publicURL is the configured one, read once: Run sets cfg.PublicURL
+	// after the registration while these pages may still be served.
+	publicURL string
+	done      chan *config.Credentials
+	mux       *http.ServeMux
 
 	mu       sync.Mutex
 	flows    []flow // begun by browsers that presented the token
@@ -44,14 +56,26 @@ type setup struct {
 }
 
 // flow is one browser's start of the manifest flow: the state is in URLs,
-// the browser secret only in that browser's cookie.
-type flow struct{ state, browser string }
+// the browser secret only in that browser's cookie, the public URL the
+// operator confirmed only here.
+type flow struct{ state, browser, publicURL string }
+
+// webhookPath is where GitHub delivers webhooks (app.routes).
+const webhookPath = "/api/github/hook"
 
 // browserCookie binds the manifest flow's state to the browser that began it.
 const browserCookie = "strata_setup"
 
+// The first page's form names its fields; stepCreate asks for the second.
+const (
+	stepCreate = "create"
+	// movedParam marks the one redirect to the public URL's host, so that a
+	// proxy that rewrites Host cannot make a loop of it.
+	movedParam = "moved"
+)
+
 func newSetup(cfg *config.Server, log zerolog.Logger) *setup {
-	s := &setup{cfg: cfg, log: log, token: randomHex(), done: make(chan *config.Credentials, 1), mux: http.NewServeMux()}
+	s := &setup{cfg: cfg, log: log, token: randomHex(), publicURL: cfg.PublicURL, done: make(chan *config.Credentials, 1), mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /setup", s.page)
 	s.mux.HandleFunc("GET /setup/callback", s.callback)
 	return s
@@ -71,21 +95,12 @@ func (s *setup) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	// The page's URL holds the token: it must not reach GitHub as a Referer
-	// when the form is posted there, nor be framed to trick a click.
+	// when the form is posted there, nor be framed to trick a click. The
+	// pages use the UI's stylesheet and nothing inline.
 	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
 	s.mux.ServeHTTP(w, r)
-}
-
-func (s *setup) baseURL(r *http.Request) string {
-	if s.cfg.PublicURL != "" {
-		return s.cfg.PublicURL
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
 }
 
 // manifest is the App manifest with this server's URLs.
@@ -94,34 +109,47 @@ func (s *setup) manifest(base string) (string, error) {
 	if err := json.Unmarshal(deploy.AppManifest, &m); err != nil {
 		return "", err
 	}
-	m["hook_attributes"] = map[string]any{"url": base + "/api/github/hook", "active": true}
+	m["hook_attributes"] = map[string]any{"url": base + webhookPath, "active": true}
 	m["redirect_url"] = base + "/setup/callback"
 	m["url"] = base
+	// The web UI's GitHub login uses the App's OAuth client.
+	m["callback_urls"] = []string{base + oauth2.DefaultRoute}
 	out, err := json.Marshal(m)
 	return string(out), err
 }
 
-// begin checks the token and starts a flow for this browser; false when
-// the token is wrong or the App is registered already.
-func (s *setup) begin(token string) (flow, bool) {
+// opens reports whether the token opens the setup pages: it is this
+// server's, and the App is not registered yet.
+func (s *setup) opens(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.finished && equal(token, s.token)
+}
+
+// begin checks the token and starts a flow for this browser and public
+// URL; false when the token is wrong or the App is registered already.
+func (s *setup) begin(token, publicURL string) (flow, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.finished || !equal(token, s.token) {
 		return flow{}, false
 	}
-	f := flow{state: randomHex(), browser: randomHex()}
+	f := flow{state: randomHex(), browser: randomHex(), publicURL: publicURL}
 	s.flows = append(s.flows, f)
 	return f, true
 }
 
-// begun reports whether begin issued this state to this browser. The caller
-// holds s.mu.
-func (s *setup) begun(state, browser string) bool {
+// begun finds the flow begin issued with this state to this browser. The
+// caller holds s.mu.
+func (s *setup) begun(state, browser string) (flow, bool) {
+	var found flow
 	ok := false
 	for _, f := range s.flows {
-		ok = equal(f.state, state) && equal(f.browser, browser) || ok
+		if equal(f.state, state) && equal(f.browser, browser) {
+			found, ok = f, true
+		}
 	}
-	return ok
+	return found, ok
 }
 
 // equal compares secrets in constant time; an empty one never matches.
@@ -130,37 +158,99 @@ func equal(a, b string) bool {
 }
 
 func (s *setup) page(w http.ResponseWriter, r *http.Request) {
-	f, ok := s.begin(r.URL.Query().Get("token"))
-	if !ok {
-		http.Error(w, needToken, http.StatusForbidden)
+	q := r.URL.Query()
+	if !s.opens(q.Get("token")) {
+		s.fail(w, http.StatusForbidden, "Setup link needed", needToken)
 		return
 	}
-	base := s.baseURL(r)
-	manifest, err := s.manifest(base)
+	if q.Get("step") != stepCreate {
+		s.choose(w, r, chooseForm{})
+		return
+	}
+	s.create(w, r)
+}
+
+// choose is the first page: where GitHub reaches this server, and which
+// account owns the App.
+func (s *setup) choose(w http.ResponseWriter, r *http.Request, f chooseForm) {
+	f.Token, f.Web, f.Configured = r.URL.Query().Get("token"), s.cfg.GitHub.WebURL, s.publicURL != ""
+	switch {
+	case f.Configured:
+		f.PublicURL = s.publicURL
+	case f.PublicURL == "":
+		f.PublicURL = requestURL(r)
+	}
+	if u, err := parsePublicURL(f.PublicURL); err == nil {
+		f.Warning = warn(u, f.Configured, localPort(r))
+	}
+	status := http.StatusOK
+	if f.Error != "" {
+		status = http.StatusBadRequest
+	}
+	render(w, status, chooseTemplate, "Set up Strata", f)
+}
+
+// create is the second page: the manifest form, posted to GitHub, for the
+// public URL and account the operator chose.
+func (s *setup) create(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	typed, org := q.Get("public_url"), strings.TrimSpace(q.Get("org"))
+	public := s.publicURL
+	if public == "" {
+		var err error
+		if public, err = parsePublicURL(typed); err != nil {
+			s.choose(w, r, chooseForm{PublicURL: typed, Org: org, Error: fmt.Sprintf(badPublicURL, typed, err)})
+			return
+		}
+	}
+	if org != "" && !orgName.MatchString(org) {
+		s.choose(w, r, chooseForm{PublicURL: typed, Org: org, Error: fmt.Sprintf(badOrg, org)})
+		return
+	}
+	// GitHub sends the browser back to the public URL: the cookie that binds
+	// the flow must be set there, so the flow begins there.
+	if hostKey(public) != hostKey(requestURL(r)) && !q.Has(movedParam) {
+		q.Set("public_url", public)
+		q.Set(movedParam, "1")
+		http.Redirect(w, r, public+"/setup?"+q.Encode(), http.StatusSeeOther)
+		return
+	}
+	manifest, err := s.manifest(public)
 	if err != nil {
-		http.Error(w, "manifest: "+err.Error(), http.StatusInternalServerError)
+		s.fail(w, http.StatusInternalServerError, "Setup failed", "Strata could not build its App manifest: "+err.Error())
+		return
+	}
+	f, ok := s.begin(q.Get("token"), public)
+	if !ok {
+		s.fail(w, http.StatusForbidden, "Setup link needed", needToken)
 		return
 	}
 	// Lax, so that the browser sends it on GitHub's redirect back; an hour,
 	// as long as GitHub's code lives.
 	http.SetCookie(w, &http.Cookie{
-		Name: browserCookie, Value: f.browser, Path: "/setup", MaxAge: 3600,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(base, "https://"),
+		Name: browserCookie, Value: f.browser, Path: setupPath(public), MaxAge: 3600,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: strings.HasPrefix(public, "https://"),
 	})
-	q := "?state=" + url.QueryEscape(f.state)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = setupPage.Execute(w, map[string]string{
-		"Web":       s.cfg.GitHub.WebURL,
-		"Action":    s.cfg.GitHub.WebURL + "settings/apps/new" + q,
-		"OrgAction": s.cfg.GitHub.WebURL + "organizations/ORG/settings/apps/new" + q,
-		"Manifest":  manifest,
+	action := s.cfg.GitHub.WebURL + "settings/apps/new"
+	owner := "your personal account"
+	if org != "" {
+		action = s.cfg.GitHub.WebURL + "organizations/" + url.PathEscape(org) + "/settings/apps/new"
+		owner = "the organization " + org
+	}
+	render(w, http.StatusOK, createTemplate, "Create the GitHub App", createPage{
+		PublicURL: public, Owner: owner, Web: s.cfg.GitHub.WebURL, Manifest: manifest,
+		Action:  action + "?state=" + url.QueryEscape(f.state),
+		Warning: warn(public, s.publicURL != "", localPort(r)),
 	})
 }
+
+// orgName is what GitHub accepts as an organization's login.
+var orgName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}$`)
 
 func (s *setup) callback(w http.ResponseWriter, r *http.Request) {
 	code, state := r.URL.Query().Get("code"), r.URL.Query().Get("state")
 	if code == "" {
-		http.Error(w, noCode, http.StatusBadRequest)
+		s.fail(w, http.StatusBadRequest, "Setup failed", noCode)
 		return
 	}
 	browser := ""
@@ -170,39 +260,48 @@ func (s *setup) callback(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.finished {
-		http.Error(w, "Strata is already registered.", http.StatusConflict)
+		s.fail(w, http.StatusConflict, "Already registered", "Strata is already registered.")
 		return
 	}
 	// A code from anyone's manifest flow would otherwise make their App this
 	// server's identity: only the browser that opened the page with the
 	// token may finish, with the state this server gave it.
-	if !s.begun(state, browser) {
-		http.Error(w, notThisBrowser, http.StatusForbidden)
+	f, ok := s.begun(state, browser)
+	if !ok {
+		s.fail(w, http.StatusForbidden, "Setup failed", notThisBrowser)
 		return
 	}
 	creds, err := s.convert(r.Context(), code)
 	if err != nil {
 		s.log.Error().Err(err).Msg("GitHub App manifest conversion failed")
-		http.Error(w, "GitHub did not accept the registration code (it is valid for one hour and one use): open the setup URL from the server's log and start again.", http.StatusBadGateway)
+		s.fail(w, http.StatusBadGateway, "Registration failed", s.conversionFailure(err))
 		return
 	}
+	creds.PublicURL = f.publicURL
 	if err := config.SaveCredentials(s.cfg.DataDir, creds); err != nil {
 		s.log.Error().Err(err).Msg("store GitHub App credentials")
-		http.Error(w, "Strata could not store the App's credentials in its data directory; see the server log.", http.StatusInternalServerError)
+		s.fail(w, http.StatusInternalServerError, "Registration failed", "Strata could not store the App's credentials in its data directory; see the server log.")
 		return
 	}
 	s.finished = true
 	s.flows = nil
-	s.log.Info().Int64("app_id", creds.AppID).Str("slug", creds.Slug).Msg("registered the GitHub App; credentials stored")
-	http.SetCookie(w, &http.Cookie{Name: browserCookie, Path: "/setup", MaxAge: -1})
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = donePage.Execute(w, map[string]string{"Slug": creds.Slug, "Install": creds.HTMLURL + "/installations/new"})
+	s.log.Info().Int64("app_id", creds.AppID).Str("slug", creds.Slug).Str("public_url", creds.PublicURL).Msg("registered the GitHub App; credentials stored")
+	http.SetCookie(w, &http.Cookie{Name: browserCookie, Path: setupPath(f.publicURL), MaxAge: -1})
+	render(w, http.StatusOK, doneTemplate, "Strata is registered", donePage{
+		Slug: creds.Slug, Install: creds.HTMLURL + "/installations/new", PublicURL: f.publicURL,
+		Hook: f.publicURL + webhookPath, Callback: f.publicURL + oauth2.DefaultRoute,
+		Login: creds.ClientID != "" && creds.ClientSecret != "",
+	})
 	s.done <- creds
 }
 
+// convertTimeout bounds the conversion, which holds the setup's lock: a
+// GitHub that does not answer is reported, not waited for.
+const convertTimeout = 30 * time.Second
+
 // convert exchanges the one-time code for the App's credentials.
 func (s *setup) convert(ctx context.Context, code string) (*config.Credentials, error) {
-	gh, err := github.NewClient(nil).WithEnterpriseURLs(s.cfg.GitHub.APIURL, s.cfg.GitHub.APIURL)
+	gh, err := github.NewClient(&http.Client{Timeout: convertTimeout}).WithEnterpriseURLs(s.cfg.GitHub.APIURL, s.cfg.GitHub.APIURL)
 	if err != nil {
 		return nil, err
 	}
@@ -218,4 +317,37 @@ func (s *setup) convert(ctx context.Context, code string) (*config.Credentials, 
 		PrivateKey: app.GetPEM(), WebhookSecret: app.GetWebhookSecret(),
 		ClientID: app.GetClientID(), ClientSecret: app.GetClientSecret(),
 	}, nil
+}
+
+// conversionFailure says what went wrong when GitHub was asked for the
+// App's credentials: out of reach, refusing the code, or failing.
+func (s *setup) conversionFailure(err error) string {
+	api := s.cfg.GitHub.APIURL
+	var answer *github.ErrorResponse
+	if errors.As(err, &answer) && answer.Response != nil {
+		if status := answer.Response.StatusCode; status < 500 {
+			return fmt.Sprintf(codeRefused, status)
+		}
+		return fmt.Sprintf(gitHubFailed, api, answer.Response.StatusCode)
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		// The request's URL holds the code: say only why it failed.
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			err = urlErr.Err
+		}
+		return fmt.Sprintf(gitHubUnreachable, api, err)
+	}
+	return fmt.Sprintf(gitHubAnsweredWrong, api, err)
+}
+
+// setupPath is the setup pages' path as the browser sees it: behind a
+// proxy that serves Strata under a prefix, the prefix comes first.
+func setupPath(publicURL string) string {
+	u, err := url.Parse(publicURL)
+	if err != nil {
+		return "/setup"
+	}
+	return u.Path + "/setup"
 }

@@ -47,6 +47,10 @@ type Options struct {
 	Clusters releases.Clusters
 	// Clock replaces time.Now for the capabilities.
 	Clock func() time.Time
+	// Local makes the server's public URL its own address, as a browser
+	// or an HTTP client on this machine reaches it (web UI tests: login
+	// redirects and cookies go to the public URL).
+	Local bool
 	// Heartbeat of running jobs; 100ms when zero. A test that runs many
 	// Terraforms at once on a loaded machine gives their leases more time.
 	Heartbeat time.Duration
@@ -87,6 +91,11 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.Workers == 0 {
 		opts.Workers = 4
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientID, clientSecret := gh.OAuthClient()
 	cfg := &config.Server{
 		DatabaseURL:  opts.DatabaseURL,
 		DataDir:      opts.DataDir,
@@ -100,18 +109,19 @@ func Start(t testing.TB, opts Options) *Env {
 			APIURL:        gh.APIURL(),
 			GraphQLURL:    gh.GraphQLURL(),
 			WebURL:        gh.WebURL(),
+			ClientID:      clientID,
+			ClientSecret:  clientSecret,
 		},
 		ShutdownTimeout: 30 * time.Second,
+	}
+	if opts.Local {
+		cfg.PublicURL = "http://" + ln.Addr().String()
 	}
 	if opts.Configure != nil {
 		opts.Configure(cfg)
 	}
 	env := map[string]string{}
 	full, err := config.LoadServerFrom(cfg, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

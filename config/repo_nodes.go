@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -64,7 +66,7 @@ func (d *repoDecoder) fields(n *yaml.Node, where string, fields map[string]field
 		case k.Value == "<<":
 			d.add(k.Line, "merge keys (<<) are not supported in %s", where)
 		case !ok:
-			d.add(k.Line, "unknown key %q in %s", k.Value, where)
+			d.add(k.Line, "unknown key %q in %s%s", k.Value, where, didYouMean(k.Value, slices.Sorted(maps.Keys(fields))))
 		case seen[k.Value]:
 			d.add(k.Line, "key %q repeated in %s", k.Value, where)
 		default:

@@ -75,18 +75,18 @@ func TestParseRepoErrors(t *testing.T) {
 		{
 			name: "unknown key names file, line and layer",
 			yaml: "version: 1\nlayers:\n  - name: network\n    dir: infra/network\n    autoplan:\n      enabled: true\n      wen_modified: ['*.tf']\n",
-			want: []string{`.strata.yaml:7: unknown key "wen_modified" in autoplan of layer "network"`},
+			want: []string{`.strata.yaml:7: unknown key "wen_modified" in autoplan of layer "network" (did you mean "when_modified"?)`},
 		},
 		{
 			name: "unknown top-level key",
 			yaml: "version: 1\nlayer: []\n",
-			want: []string{`.strata.yaml:2: unknown key "layer" in the file`},
+			want: []string{`.strata.yaml:2: unknown key "layer" in the file (did you mean "layers"?)`},
 		},
 		{
 			name: "several problems at once",
 			yaml: "version: 1\nlayers:\n  - dir: a\n    workspce: x\n  - dir: b\n    var_files: prod.tfvars\nsyncs:\n  - name: dev\n    source: s\n    dest: {branch: h}\n    takeover: {default: soon}\n",
 			want: []string{
-				`.strata.yaml:4: unknown key "workspce" in layer "a"`,
+				`.strata.yaml:4: unknown key "workspce" in layer "a" (did you mean "workspace"?)`,
 				`.strata.yaml:6: "var_files" in layer "b" must be a list of strings, not "prod.tfvars"`,
 				`.strata.yaml:11: "default" in takeover of sync "dev" must be a duration like 2h, 30m or 1d, not "soon"`,
 			},

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +74,11 @@ type GitHub struct {
 	APIURL         string `yaml:"api_url"`
 	GraphQLURL     string `yaml:"graphql_url"`
 	WebURL         string `yaml:"web_url"`
+	// ClientID and ClientSecret are the App's OAuth credentials, for the
+	// web UI's GitHub login; the setup flow stores them, a config sets them
+	// for an App registered by hand. Without them the UI shows how to set them.
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
 	// MaxWait is how long one GitHub request waits out a rate limit before
 	// it fails (default 15m).
 	MaxWait time.Duration `yaml:"max_wait"`
@@ -95,6 +101,9 @@ type Credentials struct {
 	WebhookSecret string `json:"webhook_secret"`
 	ClientID      string `json:"client_id"`
 	ClientSecret  string `json:"client_secret"`
+	// PublicURL is where the operator told GitHub to reach this server
+	// during setup: the server's public URL unless one is configured.
+	PublicURL string `json:"public_url,omitempty"`
 }
 
 // CredentialsFile is the name of the stored App credentials in the data dir.
@@ -112,7 +121,7 @@ func LoadServer(path string, getenv func(string) (string, bool)) (*Server, error
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) { // an empty file is fine
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, explainUnknownKeys(path, err, reflect.TypeOf(s))
 		}
 	}
 	return LoadServerFrom(&s, getenv)
@@ -147,6 +156,8 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 	str("STRATA_GITHUB_API_URL", &s.GitHub.APIURL)
 	str("STRATA_GITHUB_GRAPHQL_URL", &s.GitHub.GraphQLURL)
 	str("STRATA_GITHUB_WEB_URL", &s.GitHub.WebURL)
+	str("STRATA_GITHUB_CLIENT_ID", &s.GitHub.ClientID)
+	str("STRATA_GITHUB_CLIENT_SECRET", &s.GitHub.ClientSecret)
 	str("STRATA_TERRAFORM_BIN", &s.TerraformBin)
 	s.Terraform.applyEnv(getenv)
 	if v, ok := getenv("STRATA_GITHUB_APP_ID"); ok && v != "" {
@@ -340,6 +351,12 @@ func (s *Server) Cluster(name string) (Cluster, bool) {
 func (s *Server) UseCredentials(c *Credentials) {
 	if s.GitHub.AppID != 0 {
 		return
+	}
+	if s.GitHub.ClientID == "" {
+		s.GitHub.ClientID, s.GitHub.ClientSecret = c.ClientID, c.ClientSecret
+	}
+	if s.PublicURL == "" {
+		s.PublicURL = c.PublicURL
 	}
 	s.GitHub.AppID = c.AppID
 	s.GitHub.PrivateKey = c.PrivateKey

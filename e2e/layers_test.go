@@ -43,8 +43,16 @@ func TestLayersAutoplanOnOpen(t *testing.T) {
 		t.Errorf("lock check = %+v", lock)
 	}
 	c := e.commentWith(pr.Number, "Terraform plan:")
-	if !strings.Contains(c.Body, "<details>") || !strings.Contains(c.Body, "infra/network") {
-		t.Errorf("plan comment = %q", c.Body)
+	for _, want := range []string{
+		"<details><summary><b>infra/network</b> (workspace <code>default</code>, at <code>" + head[:7] + "</code>): Plan: 3 to add, 0 to change, 0 to destroy</summary>",
+		"\nNext: `/apply infra/network` to apply, `/unlock infra/network` to drop the plan and the lock.\n",
+	} {
+		if !strings.Contains(c.Body, want) {
+			t.Errorf("plan comment lacks %q: %q", want, c.Body)
+		}
+	}
+	if n := strings.Count(c.Body, "Plan:"); n != 1 {
+		t.Errorf("plan comment says \"Plan:\" %d times: %q", n, c.Body)
 	}
 	if _, ok := e.Repo.CheckRun(head, "strata/plan: infra/app"); ok {
 		t.Error("infra/app was planned though the PR does not touch it")

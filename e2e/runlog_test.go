@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -28,7 +29,17 @@ func TestRunLogLinkOpensTheLog(t *testing.T) {
 		}
 	}
 	base, _, _ := strings.Cut(link, "?")
-	for _, bad := range []string{base, base + "?key=00000000000000000000000000000000", strings.Replace(base, "/runs/", "/runs/9", 1) + "?key=" + strings.SplitN(link, "key=", 2)[1]} {
+	// Without a key the address is the web UI's run page, behind a login.
+	res, err := http.Get(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.Request.URL.Path != "/login" || strings.Contains(string(page), "terraform_data.r2") {
+		t.Errorf("GET %s without a key ended on %s, want the login page and no log", base, res.Request.URL)
+	}
+	for _, bad := range []string{base + "?key=00000000000000000000000000000000", strings.Replace(base, "/runs/", "/runs/9", 1) + "?key=" + strings.SplitN(link, "key=", 2)[1]} {
 		if code := status(t, bad); code != http.StatusNotFound {
 			t.Errorf("GET %s answered %d, want 404", bad, code)
 		}

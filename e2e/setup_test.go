@@ -7,6 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,10 +31,14 @@ import (
 // setup URL with a one-time token. Strangers on the network, without the
 // token or the operator's browser, can neither see the form nor finish a
 // registration, not even with a real manifest code of their own. The
-// operator registers the App through GitHub's manifest flow; the credentials
-// are stored owner-only, shown nowhere, and the server goes on as a
-// configured server; the setup pages and the token then disappear.
-func TestFirstRunRegistersTheApp(t *testing.T) {
+// operator, on the server's local address, is warned that GitHub cannot
+// reach it, enters the https address of a tunnel instead, and continues
+// there; an expired code is reported as GitHub's refusal, and the next
+// attempt registers the App through GitHub's manifest flow. The
+// credentials are stored owner-only with the chosen public URL, shown
+// nowhere, and the server goes on as a configured server; the setup pages
+// and the token then disappear, and a restart keeps the public URL.
+func TestSetupFirstRunRegistersTheApp(t *testing.T) {
 	gh := githubtest.NewServer(t)
 	gh.AddManifestCode("one-time-code")
 	gh.AddManifestCode("attacker-code") // from the attacker's own manifest flow
@@ -57,8 +64,15 @@ func TestFirstRunRegistersTheApp(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	stop := sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
 	base := "http://" + srv.Addr()
+	// The operator's tunnel: https in front of the server, as cloudflared
+	// or ngrok would be.
+	target, _ := url.Parse(base)
+	tunnel := httptest.NewTLSServer(httputil.NewSingleHostReverseProxy(target))
+	t.Cleanup(tunnel.Close)
+	public := tunnel.URL
 
 	// The operator reads the setup URL from the console.
 	var setupURL string
@@ -84,14 +98,37 @@ func TestFirstRunRegistersTheApp(t *testing.T) {
 	if res := status(t, base+"/readyz"); res != http.StatusOK {
 		t.Fatalf("readyz in setup mode answered %d, want 200", res)
 	}
+	// The setup pages look like the UI, whose stylesheet is served already.
+	css, err := http.Get(base + "/static/strata.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	css.Body.Close()
+	if css.StatusCode != http.StatusOK || !strings.HasPrefix(css.Header.Get("Content-Type"), "text/css") {
+		t.Fatalf("the stylesheet in setup mode: %d %s", css.StatusCode, css.Header.Get("Content-Type"))
+	}
 
-	// The operator's browser opens the URL and gets the form.
-	browser := &http.Client{Jar: mustJar(t)}
+	// The operator's browser opens the URL and is asked where GitHub will
+	// reach the server: its local address is offered, with a warning.
+	browser := tunnel.Client()
+	browser.Jar = mustJar(t)
 	code, page := fetch(t, browser, setupURL)
 	if code != http.StatusOK {
 		t.Fatalf("the setup URL from the console answered %d:\n%s", code, page)
 	}
-	for _, want := range []string{gh.WebURL() + "settings/apps/new?state=", base + "/api/github/hook", base + "/setup/callback", "pull_request_review", "&#34;checks&#34;:&#34;write&#34;"} {
+	for _, want := range []string{`id="public-url"`, `value="` + base + `"`, `id="url-warning"`, "loopback address", "cloudflared tunnel --url", `href="/static/strata.css"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the first setup page lacks %q:\n%s", want, page)
+		}
+	}
+	// The operator enters the tunnel's address; the browser continues there,
+	// where GitHub will send it back, and gets the form for GitHub.
+	q := url.Values{"token": {regexp.MustCompile(`token=([0-9a-f]{32})`).FindStringSubmatch(setupURL)[1]}, "step": {"create"}, "public_url": {public + "/"}, "org": {""}}
+	code, page = fetch(t, browser, base+"/setup?"+q.Encode())
+	if code != http.StatusOK {
+		t.Fatalf("the second setup page answered %d:\n%s", code, page)
+	}
+	for _, want := range []string{gh.WebURL() + "settings/apps/new?state=", public + "/api/github/hook", public + "/setup/callback", public + "/api/github/auth", "pull_request_review", "&#34;checks&#34;:&#34;write&#34;"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("setup page lacks %q", want)
 		}
@@ -128,13 +165,25 @@ func TestFirstRunRegistersTheApp(t *testing.T) {
 		t.Fatalf("credentials stored after a stranger's callbacks (stat: %v)", err)
 	}
 
-	// GitHub sends the operator's browser back with the code.
-	code, done1 := fetch(t, browser, base+"/setup/callback?code=one-time-code&state="+state[1])
+	// The operator took more than an hour on GitHub: the code expired.
+	code, failed := fetch(t, browser, public+"/setup/callback?code=expired-code&state="+state[1])
+	if code != http.StatusBadGateway || !strings.Contains(failed, "GitHub refused the registration code (HTTP 404)") {
+		t.Fatalf("the callback with an expired code answered %d:\n%s", code, failed)
+	}
+
+	// GitHub sends the operator's browser back with the code, to the
+	// public URL.
+	code, done1 := fetch(t, browser, public+"/setup/callback?code=one-time-code&state="+state[1])
 	if code != http.StatusOK {
 		t.Fatalf("the operator's callback answered %d:\n%s", code, done1)
 	}
 	if strings.Contains(done1, "PRIVATE KEY") || strings.Contains(done1, "whsec-") || strings.Contains(done1, "cs-one") {
 		t.Fatalf("the setup page shows a secret:\n%s", done1)
+	}
+	for _, want := range []string{`href="` + gh.WebURL() + `apps/strata-test/installations/new"`, public + "/api/github/hook", `href="` + public + `/"`, "OAuth client is configured"} {
+		if !strings.Contains(done1, want) {
+			t.Errorf("the done page lacks %q:\n%s", want, done1)
+		}
 	}
 	fi, err := os.Stat(filepath.Join(dataDir, config.CredentialsFile))
 	if err != nil {
@@ -174,6 +223,29 @@ func TestFirstRunRegistersTheApp(t *testing.T) {
 		t.Fatalf("webhook after setup answered %d", res.StatusCode)
 	}
 	gh.WaitFor(t, 20*time.Second, func() bool { return len(comments(repo, pr.Number, gh.BotLogin())) == 1 })
+
+	// Restarted without STRATA_PUBLIC_URL, it keeps the public URL chosen
+	// during setup for its links.
+	stop()
+	again, err := config.LoadServerFrom(&config.Server{
+		DatabaseURL: cfg.DatabaseURL, DataDir: dataDir,
+		GitHub: config.GitHub{APIURL: gh.APIURL(), GraphQLURL: gh.GraphQLURL(), WebURL: gh.WebURL()},
+	}, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2, err := app.New(context.Background(), again, zerolog.New(zerolog.NewTestWriter(t)), app.Options{Listener: ln2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2.Close()
+	if again.PublicURL != public {
+		t.Errorf("after a restart, the public URL is %q, want %q", again.PublicURL, public)
+	}
 }
 
 func status(t *testing.T, url string) int {

@@ -27,6 +27,9 @@ func (s *Server) authorized(w http.ResponseWriter, r *http.Request, route string
 	if route == "/app-manifests/{code}/conversions" {
 		return true // GitHub needs no credentials to convert a manifest code
 	}
+	if decided, ok := s.authorizeUser(w, r, route); decided {
+		return ok
+	}
 	scheme, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	var err error
 	switch {
@@ -113,7 +116,7 @@ func (s *Server) AddManifestCode(code string) {
 func (s *Server) appJSON() map[string]any {
 	return map[string]any{
 		"id": s.appID, "slug": s.appSlug, "node_id": nodeID("A", s.appID),
-		"client_id": "Iv1.strata" + strconv.FormatInt(s.appID, 16), "name": "Strata Test",
+		"client_id": s.clientID(), "name": "Strata Test",
 		"owner": s.userJSON("acme"), "description": "Strata, faked", "external_url": "https://strata.example",
 		"html_url": s.WebURL() + "apps/" + s.appSlug, "created_at": s.started, "updated_at": s.started,
 		"permissions": map[string]string{"checks": "write", "contents": "write", "issues": "write",
@@ -163,5 +166,6 @@ func (s *Server) convertManifest(c *call) {
 	app["pem"] = string(s.keyPEM)
 	app["webhook_secret"] = "whsec-" + code
 	app["client_secret"] = "cs-" + code
+	s.addClientSecret("cs-" + code)
 	c.json(http.StatusCreated, app)
 }

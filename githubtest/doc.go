@@ -55,6 +55,31 @@
 // a pax global header and one top-level folder OWNER-REPO-SHORTSHA/.
 // GraphQL answers only the minimizeComment mutation.
 //
+// # Users signing in
+//
+// The web URL serves the App's OAuth web flow, outside the REST
+// description and its validation. OAuthClient returns the App's client id
+// and secret (the secret a manifest conversion returns works too).
+// GET /login/oauth/authorize?client_id=&redirect_uri=&state= renders a
+// sign-in form (input id="login", button id="authorize"); its POST, for a
+// user the fake knows (AddUser, or one with a permission), redirects to
+// redirect_uri with a one-use code, valid 10 minutes, and the state.
+// POST /login/oauth/access_token exchanges it for a "ghu_" user token,
+// with the client credentials in the body or basic auth, JSON when asked,
+// else form-encoded; errors answer 200 with GitHub's "error" field
+// (bad_verification_code, incorrect_client_credentials,
+// redirect_uri_mismatch). PKCE is checked when the client sends a
+// code_challenge. SetCallbackURL makes redirect_uri stay under a callback
+// URL; DenyAuthorize makes the next sign-in redirect with
+// error=access_denied; UserToken mints a token without the form.
+//
+// A user token serves GET /user, /user/installations (the installation,
+// when the user can read one of its repositories) and
+// /user/installations/{id}/repositories (those the user has read or more
+// on, by SetPermission), with the user's own 5000-an-hour limit. They
+// refuse an installation token or JWT with 403, as the other routes refuse
+// a user token (the App's routes, wanting a JWT, with 401).
+//
 // # Webhooks
 //
 // The payload builders (IssueCommentEvent, IssueCommentEditedEvent,

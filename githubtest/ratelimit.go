@@ -65,6 +65,9 @@ func (s *Server) Limited() []Request {
 // X-RateLimit-* headers and reports whether r is over the limit. Callers
 // hold s.mu.
 func (s *Server) countRequest(h http.Header, r *http.Request) (over bool) {
+	if login := s.userOf(r); login != "" {
+		return s.countUserRequest(h, login)
+	}
 	now := time.Now()
 	w := &s.rate
 	if !w.reset.IsZero() && !now.Before(w.reset) {

@@ -12,6 +12,10 @@ func (s *Server) routes() map[string]handlerFunc {
 		"GET /app/installations":         s.listInstallations,
 		"GET /installation/repositories": s.listInstallationRepos,
 
+		"GET /user":               s.getUser,
+		"GET /user/installations": s.listUserInstallations,
+		"GET /user/installations/{installation_id}/repositories": s.listUserInstallationRepos,
+
 		"GET /repos/{owner}/{repo}":                                     s.getRepo,
 		"GET /repos/{owner}/{repo}/collaborators/{username}/permission": s.getPermission,
 

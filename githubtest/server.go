@@ -63,6 +63,7 @@ type Server struct {
 	rate       rateWindow   // ratelimit.go
 	exhaust    []exhaustion // ratelimit.go
 	limited    []Request    // ratelimit.go
+	oauth      oauthState   // oauth.go
 }
 
 // NewServer starts a fake GitHub, closed when the test ends. Loading GitHub's
@@ -93,6 +94,7 @@ func NewServer(t testing.TB) *Server {
 		tokens:         map[string]time.Time{},
 		manifests:      map[string]bool{},
 		tarballs:       map[string]int{},
+		oauth:          newOAuthState(),
 	}
 	s.rate.reset = s.started.Add(time.Hour)
 	s.handlers = s.routes()
@@ -197,6 +199,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveGraphQL(w, r)
 	case strings.HasPrefix(p, codeloadPrefix):
 		s.serveTarball(w, r)
+	case isWebPath(p):
+		s.serveWeb(w, r)
 	default:
 		s.violation(r.Method, p, "not a GitHub API path (REST is under /api/v3/)")
 		writeJSON(w, http.StatusNotFound, ghError("Not Found"))

@@ -154,8 +154,9 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	if !ok {
 		return nil, rep, errors.New("this plan was already applied")
 	}
-	var log strings.Builder
-	setup, done, err := layerSetup(ctx, d, a.Repo, a.HeadSHA, step.Layer, &log)
+	log := d.LogWriter(ctx)
+	defer log.Close()
+	setup, done, err := layerSetup(ctx, d, a.Repo, a.HeadSHA, step.Layer, log)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -163,14 +164,19 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	if bin.Path != "" {
 		setup.TerraformBin, setup.Kind = bin.Path, bin.Kind
 	}
-	res, err := terraform.Apply(ctx, terraform.ApplyInput{Setup: setup, PlanFile: plan.PlanFile})
-	// The plan's sensitive values mask the apply's log, check and comment
-	// as they masked the plan's.
+	log.Mask(terraform.SensitiveInputs(setup, step.Layer.VarFiles)...)
+	// The plan's sensitive values mask the apply's log from its first
+	// line, and its check and comment, as they masked the plan's.
+	res, err := terraform.Apply(ctx, terraform.ApplyInput{Setup: setup, PlanFile: plan.PlanFile,
+		Sensitive: func(v []string) { log.Mask(v...) }})
 	runRep := rep
 	if res != nil {
 		runRep = runReporter(rep, res.Sensitive)
 	}
-	d.AppendLog(ctx, log.String(), runRep.Redact)
+	log.Close()
+	if res != nil {
+		d.RedactLog(ctx, runRep.Redact)
+	}
 	// Applied or not, the layer's generation moved on: the other PRs' plans
 	// of it say they are stale.
 	worker.Warn(ctx, markOthersStale(context.WithoutCancel(ctx), d, rep, a.FullName, name), "mark other plans of the layer stale")

@@ -168,14 +168,20 @@ func (w *driftRunWorker) Work(ctx context.Context, job *river.Job[jobs.DriftRun]
 	if skipped, err := w.skipLocked(ctx, a); skipped || err != nil {
 		return err
 	}
-	var log strings.Builder
-	res, err := planLayer(ctx, d, a.Repo, sha, specOf(layer), &log, nil)
+	log := d.LogWriter(ctx)
+	defer log.Close()
+	res, err := planLayer(ctx, d, a.Repo, sha, specOf(layer), log, nil)
 	release()
 	runRep := rep
 	if res != nil {
 		runRep = runReporter(rep, res.Sensitive)
+		log.Mask(res.Sensitive...)
 	}
-	d.AppendLog(ctx, log.String(), runRep.Redact)
+	log.Close()
+	if res != nil {
+		// The log was stored while only the sensitive inputs were known.
+		d.RedactLog(ctx, runRep.Redact)
+	}
 	if queue.LeaseLost(ctx) {
 		return context.Cause(ctx) // another replica runs it again
 	}

@@ -149,5 +149,6 @@ func reportBlocked(ctx context.Context, d *worker.Deps, rep *report.Reporter, re
 		return err
 	}
 	return finishBatchItem(ctx, d, rep, repo, pr.Number, batch, layerReport{Layer: layer, Position: pos,
-		Error: fmt.Sprintf("%s: %s", title, url)})
+		layerAt:   layerAt{Dir: l.Dir, Workspace: l.Workspace, HeadSHA: pr.HeadSHA, LocksOnApply: l.LocksOnApply()},
+		BlockedBy: held.PR, Error: fmt.Sprintf("%s: %s", title, url)})
 }

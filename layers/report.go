@@ -23,11 +23,30 @@ const planMarker = "<!-- strata:plan -->"
 // layerReport is one layer's part of a batch's comment, as stored (redacted,
 // without the plan file and the sensitive values).
 type layerReport struct {
-	Layer    string                `json:"layer"`
-	Position int                   `json:"position"`
-	Result   *terraform.PlanResult `json:"result,omitempty"`
-	Error    string                `json:"error,omitempty"`
-	LogURL   string                `json:"log_url,omitempty"`
+	Layer    string `json:"layer"`
+	Position int    `json:"position"`
+	layerAt
+	Result *terraform.PlanResult `json:"result,omitempty"`
+	Error  string                `json:"error,omitempty"`
+	// BlockedBy is the pull request holding the lock when nothing ran.
+	BlockedBy int `json:"blocked_by,omitempty"`
+	// Cancelled: the plan did not run, or was stopped (Error says why).
+	Cancelled bool   `json:"cancelled,omitempty"`
+	LogURL    string `json:"log_url,omitempty"`
+}
+
+// layerAt is where a layer is planned, as its part of the comment names it.
+// Reports stored before it existed have it empty.
+type layerAt struct {
+	Dir          string `json:"dir,omitempty"`
+	Workspace    string `json:"workspace,omitempty"`
+	HeadSHA      string `json:"head_sha,omitempty"`
+	LocksOnApply bool   `json:"locks_on_apply,omitempty"`
+}
+
+// planAt is where a plan job plans its layer.
+func planAt(a jobs.LayerPlan) layerAt {
+	return layerAt{Dir: a.Layer.Dir, Workspace: a.Layer.Workspace, HeadSHA: a.HeadSHA, LocksOnApply: a.Layer.LockOnApply}
 }
 
 // finishBatchItem stores a layer's report; the layer that completes the
@@ -48,19 +67,15 @@ func finishBatchItem(ctx context.Context, d *worker.Deps, rep *report.Reporter, 
 	if err != nil || items == nil {
 		return err
 	}
-	reports := make([]terraform.LayerReport, 0, len(items))
+	reports := make([]layerReport, 0, len(items))
 	for _, it := range items {
 		var lr layerReport
 		if err := json.Unmarshal([]byte(it.Report), &lr); err != nil {
 			return fmt.Errorf("plan batch %s, layer %s: %w", batch, it.Layer, err)
 		}
-		tr := terraform.LayerReport{Layer: lr.Layer, Result: lr.Result, LogURL: lr.LogURL}
-		if lr.Error != "" {
-			tr.Err, tr.Result = errors.New(lr.Error), nil
-		}
-		reports = append(reports, tr)
+		reports = append(reports, lr)
 	}
-	posted, err := rep.Comment(ctx, pr, planMarker+"\n"+terraform.Comment(reports))
+	posted, err := rep.Comment(ctx, pr, planMarker+"\n"+planComment(reports))
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -78,18 +77,18 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 		return err
 	}
 
-	var log strings.Builder
-	logged := 0                     // how much of log is stored
+	log := d.LogWriter(ctx)
+	defer log.Close()
 	var early *terraform.PlanResult // the plan as its text says, once the check shows it
 	var shown report.Check          // what the check shows then
-	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, a.Layer, &log, func(r *terraform.PlanResult) error {
+	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, a.Layer, log, func(r *terraform.PlanResult) error {
 		// Terraform is done with the layer: the next run of it need not wait
 		// for this one's JSON and comment (a long comment on a large plan
 		// took 0.9 s).
 		release()
-		// The check links to the log: it is there first.
-		d.AppendLog(ctx, log.String(), runReporter(rep, r.Sensitive).Redact)
-		logged = log.Len()
+		// The check links to the log: it is all there first.
+		log.Mask(r.Sensitive...)
+		log.Flush()
 		c, err := w.reportPlanned(ctx, stop, rep, a, r, logURL, base.Generation)
 		if err != nil {
 			return err
@@ -107,10 +106,10 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 			res = early
 		}
 		runRep := runReporter(rep, res.Sensitive)
-		d.AppendLog(ctx, log.String()[logged:], runRep.Redact)
-		if earlyRep := runReporter(rep, early.Sensitive); runRep.Redact(log.String()[:logged]) != earlyRep.Redact(log.String()[:logged]) {
-			d.RedactLog(ctx, runRep.Redact)
-		}
+		log.Mask(res.Sensitive...)
+		log.Close()
+		// The log was stored while only the sensitive inputs were known.
+		d.RedactLog(ctx, runRep.Redact)
 		if masksMore(shown, runRep, runReporter(rep, early.Sensitive)) {
 			// A value the text showed through nonsensitive(), which only
 			// the JSON says is sensitive: the check shows it no longer.
@@ -118,7 +117,7 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 				return err
 			}
 		}
-		if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Result: res, LogURL: logURL}); err != nil {
+		if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Result: res, LogURL: logURL}); err != nil {
 			return err
 		}
 		return updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA)
@@ -126,8 +125,12 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 	runRep := rep
 	if res != nil {
 		runRep = runReporter(rep, res.Sensitive)
+		log.Mask(res.Sensitive...)
 	}
-	d.AppendLog(ctx, log.String()[logged:], runRep.Redact)
+	log.Close()
+	if res != nil {
+		d.RedactLog(ctx, runRep.Redact)
+	}
 	if queue.LeaseLost(ctx) {
 		// Another replica retries this plan and reports it.
 		return context.Cause(ctx)
@@ -163,7 +166,7 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 	if uerr := runRep.UpdateCheck(ctx, a.CheckRunID, failedCheck(checks.Plan(a.Target), a.HeadSHA, a.PR, err, logURL, planActions[1:])); uerr != nil {
 		return uerr
 	}
-	return finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Error: errorText(err), LogURL: logURL})
+	return finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Error: errorText(err), LogURL: logURL})
 }
 
 // masksMore reports whether full masks something in the check that early
@@ -267,7 +270,7 @@ func (w *layerPlanWorker) cancel(ctx context.Context, rep *report.Reporter, a jo
 	if err != nil {
 		return err
 	}
-	return finishBatchItem(ctx, w.d, rep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, Error: "cancelled: " + why})
+	return finishBatchItem(ctx, w.d, rep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Cancelled: true, Error: "cancelled: " + why})
 }
 
 func errorText(err error) string {
@@ -281,13 +284,15 @@ func errorText(err error) string {
 // planLayer runs the engine on the layer in a private copy of the tree at
 // sha: Terraform writes into its working directory, and fetched trees are
 // shared. planned, when not nil, gets the plan as soon as Terraform made it
-// (terraform.PlanInput.Planned).
-func planLayer(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log io.Writer, planned func(*terraform.PlanResult) error) (*terraform.PlanResult, error) {
+// (terraform.PlanInput.Planned). Terraform's output goes to log as it
+// prints it, masked with the layer's sensitive inputs too.
+func planLayer(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log *worker.LogWriter, planned func(*terraform.PlanResult) error) (*terraform.PlanResult, error) {
 	setup, done, err := layerSetup(ctx, d, repo, sha, l, log)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	log.Mask(terraform.SensitiveInputs(setup, l.VarFiles)...)
 	return terraform.Plan(ctx, terraform.PlanInput{Setup: setup, VarFiles: l.VarFiles, Planned: planned})
 }
 

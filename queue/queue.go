@@ -79,6 +79,7 @@ type backend interface {
 	stopAndCancel(ctx context.Context) error
 	subscribe() (<-chan *river.Event, func())
 	jobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	jobList(ctx context.Context, params *river.JobListParams) ([]*rivertype.JobRow, error)
 }
 
 // New builds the queue over the store's database. Workers must already be

@@ -48,6 +48,9 @@ func FuzzWriter(f *testing.F) {
 			n := min(1+rng.IntN(2*minChunk), len(s))
 			w.Write([]byte(s[:n]))
 			s = s[n:]
+			if rng.IntN(3) == 0 {
+				w.Sync()
+			}
 		}
 		w.Flush()
 

@@ -50,6 +50,9 @@ var builtin = []string{
 // added with Add apply to all later calls, Writers included.
 type Redactor struct {
 	patterns []pattern
+	// multiline is set when a server pattern may match a line end (the
+	// built-in ones do not, but for a key block that Writer.Sync handles).
+	multiline bool
 
 	mu     sync.Mutex // serialises Add
 	values atomic.Pointer[literals]
@@ -84,6 +87,7 @@ func New(patterns []string) (*Redactor, error) {
 			return nil, fmt.Errorf("redact pattern %q matches empty text", p)
 		}
 		r.patterns = append(r.patterns, pattern{re: re, keep: -1})
+		r.multiline = r.multiline || matchesLineEnd(p)
 	}
 	r.values.Store(&literals{set: map[string]bool{}})
 	return r, nil

@@ -3,6 +3,8 @@ package redact
 import (
 	"bytes"
 	"io"
+	"regexp/syntax"
+	"strings"
 	"sync"
 )
 
@@ -49,6 +51,53 @@ func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.drain(true)
+}
+
+// Sync writes what is kept back up to the last line end, or up to the
+// start of a secret that may run across it. Unlike Flush, it goes on
+// recognising secrets split across it: a tool's log can be shown line by
+// line while the tool still writes.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	cut := len(w.buf)
+	if w.r.multiline {
+		// A server pattern may match across lines: keep back as much as
+		// Write does.
+		cut -= patternWindow
+	}
+	if cut <= 0 {
+		return nil
+	}
+	cut = bytes.LastIndexByte(w.buf[:cut], '\n') + 1
+	lit := w.r.values.Load()
+	// A match that reaches the end of the input so far may go on (a
+	// private key block without its end line matches to the end).
+	for _, p := range w.r.patterns {
+		if m := p.re.FindAllIndex(w.buf, -1); len(m) > 0 && m[len(m)-1][1] == len(w.buf) {
+			cut = min(cut, m[len(m)-1][0])
+		}
+	}
+	// Only a value with a line end in it can start before cut and end
+	// after the input so far.
+	for _, s := range lit.values {
+		if strings.IndexByte(s, '\n') < 0 {
+			continue
+		}
+		for p := max(0, len(w.buf)-len(s)+1); p < min(cut, len(w.buf)); p++ {
+			if s[:len(w.buf)-p] == string(w.buf[p:]) {
+				cut = p
+				break
+			}
+		}
+	}
+	if cut = w.safeCut(lit, cut); cut == 0 {
+		return nil
+	}
+	out := w.r.String(string(w.buf[:cut]))
+	w.buf = append(w.buf[:0], w.buf[cut:]...)
+	_, err := io.WriteString(w.w, out)
+	return err
 }
 
 // Close flushes. It does not close the underlying writer.
@@ -114,4 +163,36 @@ func (w *Writer) safeCut(lit *literals, cut int) int {
 		}
 		cut = next
 	}
+}
+
+// matchesLineEnd reports whether a match of the pattern may hold a line
+// end; a pattern it cannot parse is taken to.
+func matchesLineEnd(pattern string) bool {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return true
+	}
+	var walk func(*syntax.Regexp) bool
+	walk = func(re *syntax.Regexp) bool {
+		switch re.Op {
+		case syntax.OpAnyChar:
+			return true
+		case syntax.OpLiteral:
+			return strings.ContainsRune(string(re.Rune), '\n')
+		case syntax.OpCharClass:
+			for i := 0; i+1 < len(re.Rune); i += 2 {
+				if re.Rune[i] <= '\n' && '\n' <= re.Rune[i+1] {
+					return true
+				}
+			}
+			return false
+		}
+		for _, sub := range re.Sub {
+			if walk(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(re)
 }

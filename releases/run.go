@@ -77,6 +77,12 @@ func (w *releaseTestWorker) Work(ctx context.Context, job *river.Job[jobs.Releas
 		return err
 	}
 
+	// The run's page shows the test started; Helm's SDK gives the hooks'
+	// logs only once they are done.
+	log := d.LogWriter(ctx)
+	defer log.Close()
+	fmt.Fprint(log, runLogHead(a))
+	log.Flush()
 	res, err := testRelease(ctx, d, w.clusters, a)
 	if err != nil && queue.LeaseLost(ctx) {
 		// The replica that claims the run reports it interrupted.
@@ -86,7 +92,8 @@ func (w *releaseTestWorker) Work(ctx context.Context, job *river.Job[jobs.Releas
 	if res != nil {
 		res.Redact(d.Redactor.String)
 	}
-	d.AppendLog(ctx, runLog(a, res, err), nil)
+	fmt.Fprint(log, runLog(res, err))
+	log.Close()
 	if err != nil {
 		summary := "**Strata could not carry out the Helm test:**\n\n" + markdown.Block("", strings.TrimSpace(err.Error()))
 		if res != nil {
@@ -163,12 +170,17 @@ func waitReleaseSlot(ctx context.Context, st *store.Store, key store.ReleaseKey,
 		func(ctx context.Context) error { return st.FreeReleaseSlot(ctx, key, runID) })
 }
 
-// runLog is the run's full record: every hook with its start and all of
-// its logs, and the release writes, without the check's size limit.
-func runLog(a jobs.ReleaseTest, res *helm.Report, err error) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "[strata] helm test of %s: release %s in cluster %s, namespace %s, at %s for @%s\n",
+// runLogHead opens the run's log: what is tested where.
+func runLogHead(a jobs.ReleaseTest) string {
+	return fmt.Sprintf("[strata] helm test of %s: release %s in cluster %s, namespace %s, at %s for @%s\n",
 		a.Target, a.Release.ReleaseName, a.Release.Cluster, a.Release.Namespace, a.HeadSHA, a.User)
+}
+
+// runLog is the rest of the run's full record: every hook with its start
+// and all of its logs, and the release writes, without the check's size
+// limit.
+func runLog(res *helm.Report, err error) string {
+	var b strings.Builder
 	if err != nil {
 		fmt.Fprintf(&b, "[strata] error: %v\n", err)
 	}

@@ -22,6 +22,9 @@ type Reporter struct {
 	Repo  string
 	// Redact is applied to every text that leaves for GitHub.
 	Redact func(string) string
+	// Reported, when set, hears of every check written, after GitHub took
+	// it: the run records which check shows it, and its conclusion.
+	Reported func(ctx context.Context, id int64, c Check)
 }
 
 // New returns a reporter on owner/repo that redacts with redact.
@@ -116,6 +119,9 @@ func (r *Reporter) CreateCheck(ctx context.Context, c Check) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("create check %q on %s/%s@%s: %w", c.Name, r.Owner, r.Repo, Short(c.HeadSHA), err)
 	}
+	if r.Reported != nil {
+		r.Reported(ctx, run.GetID(), c)
+	}
 	return run.GetID(), nil
 }
 
@@ -135,6 +141,9 @@ func (r *Reporter) UpdateCheck(ctx context.Context, id int64, c Check) error {
 	}
 	if _, _, err := r.rest.Checks.UpdateCheckRun(ctx, r.Owner, r.Repo, id, opts); err != nil {
 		return fmt.Errorf("update check %q (%d) on %s/%s: %w", c.Name, id, r.Owner, r.Repo, err)
+	}
+	if r.Reported != nil {
+		r.Reported(ctx, id, c)
 	}
 	return nil
 }

@@ -115,9 +115,11 @@ func (s *Store) Heartbeat(ctx context.Context, id int64) error {
 	return nil
 }
 
-// SetRunCheck remembers the check run that mirrors this run.
-func (s *Store) SetRunCheck(ctx context.Context, id, checkRunID int64) error {
-	_, err := s.exec(ctx, `UPDATE runs SET check_run_id = ? WHERE id = ?`, checkRunID, id)
+// SetRunCheck remembers the check run that mirrors this run and, once the
+// check is completed, its conclusion (empty leaves the one recorded).
+func (s *Store) SetRunCheck(ctx context.Context, id, checkRunID int64, conclusion string) error {
+	_, err := s.exec(ctx, `UPDATE runs SET check_run_id = ?, conclusion = CASE WHEN ? = '' THEN conclusion ELSE ? END WHERE id = ?`,
+		checkRunID, conclusion, conclusion, id)
 	return err
 }
 

@@ -124,3 +124,31 @@ func TestHeartbeatOfALostRunFails(t *testing.T) {
 		})
 	}
 }
+
+// A run records the check it reports to and, once the check completes, its
+// conclusion, which the end of the job keeps.
+func TestRunRecordsItsCheckAndConclusion(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, d)
+			r, err := st.StartRun(ctx, store.Run{JobID: 1, Attempt: 1, Kind: "layer_plan", Repo: "acme/infra", PR: 1, Target: "net"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetRunCheck(ctx, r.ID, 42, ""); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetRunCheck(ctx, r.ID, 42, "failure"); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SetRunCheck(ctx, r.ID, 42, ""); err != nil { // an update without a conclusion keeps it
+				t.Fatal(err)
+			}
+			got, err := st.Run(ctx, r.ID)
+			if err != nil || got.CheckRunID != 42 || got.Conclusion != "failure" {
+				t.Fatalf("run = %+v, %v; want check 42, conclusion failure", got, err)
+			}
+		})
+	}
+}

@@ -107,21 +107,27 @@ func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) 
 	return f.Run(ctx, cc, cmd)
 }
 
-// authorize asks the permission table whether the user may run the
-// command, reading the user's permission only when the table needs it.
+// authorize asks the permission table whether the job's user may run the
+// command.
 func (w *CommandWorker) authorize(ctx context.Context, c *CommandContext, name string) (access.Decision, error) {
-	cfg := w.rt.d.Config
-	policy := access.Policy{Plan: pull.Permission(cfg.PlanPermission), Apply: pull.Permission(cfg.ApplyPermission)}
-	s := access.Subject{User: c.Job.User, Permission: pull.None, Fork: c.PR.Fork(),
-		Author: strings.EqualFold(c.Job.User, c.PR.Author())}
-	if access.Need(name, policy) != pull.None {
-		perm, err := c.PR.Permission(ctx, c.Job.User)
+	return w.rt.d.Authorize(ctx, c.PR, c.Job.User, name)
+}
+
+// Authorize asks the permission table whether user may run command on the
+// PR, reading the user's permission only when the table needs it. Every
+// command, button and web UI action asks here.
+func (d *Deps) Authorize(ctx context.Context, pr pull.Context, user, command string) (access.Decision, error) {
+	policy := access.Policy{Plan: pull.Permission(d.Config.PlanPermission), Apply: pull.Permission(d.Config.ApplyPermission)}
+	s := access.Subject{User: user, Permission: pull.None, Fork: pr.Fork(),
+		Author: strings.EqualFold(user, pr.Author())}
+	if access.Need(command, policy) != pull.None {
+		perm, err := pr.Permission(ctx, user)
 		if err != nil {
 			return access.Decision{}, err
 		}
 		s.Permission = perm
 	}
-	return access.Decide(name, s, policy), nil
+	return access.Decide(command, s, policy), nil
 }
 
 // ConfigErrorComment says on a PR why its .strata.yaml cannot be used.

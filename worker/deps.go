@@ -67,7 +67,9 @@ func (d *Deps) Reporter(r jobs.Repo) (*report.Reporter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("installation GraphQL client for %s: %w", r.FullName, err)
 	}
-	return report.New(rest, v4, r.Owner, r.Name, d.Redactor.String), nil
+	rep := report.New(rest, v4, r.Owner, r.Name, d.Redactor.String)
+	rep.Reported = d.checkReported
+	return rep, nil
 }
 
 // Client returns the installation's REST client, for the packages that talk
@@ -135,6 +137,18 @@ func (d *Deps) LogURL(runID int64) string {
 	return runlog.URL(d.Config.PublicURL, d.Config.GitHub.WebhookSecret, runID)
 }
 
+// checkReported records on the current run the check that links to its
+// log (the check the run reports to, which the web UI links) and the
+// conclusion it completed with: the run's own status only says whether
+// the job failed, not whether the plan did.
+func (d *Deps) checkReported(ctx context.Context, id int64, c report.Check) {
+	run := RunID(ctx)
+	if run == 0 || c.DetailsURL == "" || c.DetailsURL != d.LogURL(run) {
+		return
+	}
+	Warn(ctx, d.Store.SetRunCheck(context.WithoutCancel(ctx), run, id, c.Conclusion), "record the run's check")
+}
+
 // RunID is the id of the run record of the job ctx belongs to (set by the
 // queue's tracker), 0 outside a job.
 func RunID(ctx context.Context) int64 {
@@ -146,7 +160,8 @@ func RunID(ctx context.Context) int64 {
 
 // AppendLog adds text (redacted) to the current run's log; outside a run
 // it does nothing. A failure is logged, not returned: the log is a record,
-// and the run's outcome does not depend on it.
+// and the run's outcome does not depend on it. The web UI reads the log
+// while it grows: a tool's output goes through LogWriter, line by line.
 func (d *Deps) AppendLog(ctx context.Context, text string, redactWith func(string) string) {
 	id := RunID(ctx)
 	if id == 0 {

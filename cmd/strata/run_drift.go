@@ -41,7 +41,8 @@ and changed addresses) or failed. Terraform from STRATA_TERRAFORM_BIN or
 PATH (OpenTofu from STRATA_TOFU_BIN or PATH for engine: tofu).
 
 Exit status: 0 when every layer is clean, 2 when a layer drifted and none
-failed, 1 when a layer failed to plan or the command itself failed.`,
+failed, 1 when a layer failed to plan or the command itself failed. A
+wrong command line also exits 2, with nothing on stdout.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if ctx == nil {

@@ -44,7 +44,7 @@ func TestRunLayersByEngine(t *testing.T) {
 	cmd := &cobra.Command{}
 	var out bytes.Buffer
 	cmd.SetOut(&out)
-	if _, err := runLayers(cmd, root, nil, true); err != nil {
+	if _, err := runLayers(cmd, layersRun{repoDir: root, apply: true, yes: true}); err != nil {
 		t.Fatalf("runLayers: %v\n%s", err, out.String())
 	}
 	for dir, bin := range map[string]string{"old": tf, "new": tofu} {

@@ -40,15 +40,15 @@ as configured, the way /helm-test does, on the cluster of --kubeconfig
 (and --context; the release's cluster name is not used). The Helm release
 name is the release's release_name with {pr} replaced by --pr, unless
 --release-name is given. Prints the markdown of the check Strata would
-post; exits non-zero when the tests fail.`,
-		Args: cobra.ExactArgs(1),
+post on stdout; exits non-zero when the tests fail.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
 			}
 			r.release = args[0]
-			rep, err := runHelmTest(ctx, cmd.OutOrStdout(), releases.KubeClusters{}, r)
+			rep, err := runHelmTest(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), releases.KubeClusters{}, r)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,8 @@ post; exits non-zero when the tests fail.`,
 	runCmd.AddCommand(c)
 }
 
-func runHelmTest(ctx context.Context, out io.Writer, clusters releases.Clusters, r helmTestRun) (*helm.Report, error) {
+// The report goes to out, progress to log.
+func runHelmTest(ctx context.Context, out, log io.Writer, clusters releases.Clusters, r helmTestRun) (*helm.Report, error) {
 	root, err := filepath.Abs(r.repoDir)
 	if err != nil {
 		return nil, err
@@ -97,7 +98,7 @@ func runHelmTest(ctx context.Context, out io.Writer, clusters releases.Clusters,
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "Testing release %s as Helm release %s in namespace %s…\n\n", rel.Name, in.ReleaseName, in.Namespace)
+	fmt.Fprintf(log, "Testing release %s as Helm release %s in namespace %s…\n\n", rel.Name, in.ReleaseName, in.Namespace)
 	rep, err := helm.Test(ctx, cfg, logs, in)
 	red, _ := redact.New(nil)
 	if rep != nil {

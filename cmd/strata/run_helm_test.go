@@ -59,7 +59,7 @@ func TestRunHelmTest(t *testing.T) {
 	}
 	fake := &oneCluster{mem: driver.NewMemory()}
 	var out bytes.Buffer
-	rep, err := runHelmTest(context.Background(), &out, fake, helmTestRun{repoDir: root, release: "api", pr: 7,
+	rep, err := runHelmTest(context.Background(), &out, io.Discard, fake, helmTestRun{repoDir: root, release: "api", pr: 7,
 		cluster: config.Cluster{Kubeconfig: "/tmp/kubeconfig", Context: "kind"}})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -72,7 +72,7 @@ func TestRunHelmTest(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if _, err := runHelmTest(context.Background(), &out, fake, helmTestRun{repoDir: root, release: "web"}); err == nil || !strings.Contains(err.Error(), "no release") {
+	if _, err := runHelmTest(context.Background(), &out, io.Discard, fake, helmTestRun{repoDir: root, release: "web"}); err == nil || !strings.Contains(err.Error(), "no release") {
 		t.Errorf("unknown release: %v", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // strata run plan|apply: the engine of /plan and /apply on a local checkout,
 // printing the same markdown report, without GitHub or a store.
 func init() {
-	var repoDir string
+	var r layersRun
 	plan := &cobra.Command{
 		Use:   "plan [LAYER...]",
 		Short: "Plan layers of a checkout and print the report a PR would get",
@@ -28,24 +28,52 @@ func init() {
 in --repo, the way /plan does: layers from .strata.yaml, or discovered
 without it; Terraform from STRATA_TERRAFORM_BIN or PATH, OpenTofu (layers
 with engine: tofu) from STRATA_TOFU_BIN or PATH. Prints the markdown
-comment Strata would post.`,
+comment Strata would post on stdout; Terraform's own output streams to
+stderr as it runs.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := runLayers(cmd, repoDir, args, false)
+			r.names, r.apply = args, false
+			_, err := runLayers(cmd, r)
 			return err
 		},
 	}
 	apply := &cobra.Command{
 		Use:   "apply [LAYER...]",
-		Short: "Plan, then apply exactly those plans, printing both reports",
+		Short: "Plan, then apply exactly those plans, saying which layers were applied",
+		Long: `Plan the named layers (by name or dir), or every layer, as strata run plan
+does, then apply exactly those plans, layer after layer in the order
+given (or of .strata.yaml).
+
+stdout gets the results: the plan report, then one line per layer saying
+whether it was applied and, if not, why (its plan failed, no changes,
+refused because a layer it depends on is not applied, an earlier layer
+failed, not confirmed). stderr gets the progress: Terraform's output as it
+runs, unmasked as terraform itself would print it, and the confirmation.
+
+Before applying, the layers to apply are listed and "yes" is asked for
+on stdin. --yes applies without asking; without it, a stdin that is not a
+terminal is refused before anything is planned.
+
+Exit status: 0 when every layer was applied or had no changes, 1 when one
+was not, 2 for a wrong command line (or no --yes without a terminal).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := runLayers(cmd, repoDir, args, true)
+			r.names, r.apply = args, true
+			_, err := runLayers(cmd, r)
 			return err
 		},
 	}
+	apply.Flags().BoolVar(&r.yes, "yes", false, "apply without asking for confirmation")
 	for _, c := range []*cobra.Command{plan, apply} {
-		c.Flags().StringVar(&repoDir, "repo", ".", "the checkout's root")
+		c.Flags().StringVar(&r.repoDir, "repo", ".", "the checkout's root")
 		runCmd.AddCommand(c)
 	}
+}
+
+// layersRun is what `strata run plan|apply` is asked to do.
+type layersRun struct {
+	repoDir string
+	names   []string // layers by name or dir; none is every layer
+	apply   bool
+	yes     bool // apply without asking
 }
 
 func localLayers(root string) ([]config.Layer, error) {
@@ -70,12 +98,15 @@ func localLayers(root string) ([]config.Layer, error) {
 	return repo.Layers, nil
 }
 
-func runLayers(cmd *cobra.Command, repoDir string, names []string, apply bool) ([]terraform.LayerReport, error) {
+func runLayers(cmd *cobra.Command, r layersRun) ([]terraform.LayerReport, error) {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	root, err := filepath.Abs(repoDir)
+	if r.apply && !r.yes && !stdinIsTerminal(cmd.InOrStdin()) {
+		return nil, usageError(cmd, errors.New("stdin is not a terminal, so there is no one to confirm the apply: pass --yes to apply without asking"))
+	}
+	root, err := filepath.Abs(r.repoDir)
 	if err != nil {
 		return nil, err
 	}
@@ -83,9 +114,9 @@ func runLayers(cmd *cobra.Command, repoDir string, names []string, apply bool) (
 	if err != nil {
 		return nil, err
 	}
-	if len(names) > 0 {
+	if len(r.names) > 0 {
 		var picked []config.Layer
-		for _, n := range names {
+		for _, n := range r.names {
 			found := false
 			for _, l := range layers {
 				if l.Name == n || l.Dir == n {
@@ -104,7 +135,7 @@ func runLayers(cmd *cobra.Command, repoDir string, names []string, apply bool) (
 	for _, l := range layers {
 		bin, kind := localBinary(l)
 		res, err := terraform.Plan(ctx, terraform.PlanInput{
-			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Kind: kind, Env: userEnv()},
+			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Kind: kind, Env: userEnv(), Log: cmd.ErrOrStderr()},
 			VarFiles: l.VarFiles,
 		})
 		if res != nil {
@@ -114,31 +145,13 @@ func runLayers(cmd *cobra.Command, repoDir string, names []string, apply bool) (
 		reports = append(reports, terraform.LayerReport{Layer: l.Name, Result: res, Err: err})
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), red.String(terraform.Comment(reports)))
-	if failed {
-		return reports, errors.New("some layers failed to plan")
-	}
-	if !apply {
+	if !r.apply {
+		if failed {
+			return reports, errors.New("some layers failed to plan")
+		}
 		return reports, nil
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), "\n**Terraform apply:**")
-	for i, l := range layers {
-		r := reports[i].Result
-		if !r.HasChanges {
-			fmt.Fprintf(cmd.OutOrStdout(), "\n- `%s`: no changes\n", l.Name)
-			continue
-		}
-		bin, kind := localBinary(l)
-		res, err := terraform.Apply(ctx, terraform.ApplyInput{
-			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Kind: kind, Env: userEnv()},
-			PlanFile: r.PlanFile,
-		})
-		if err != nil {
-			fmt.Fprintf(cmd.OutOrStdout(), "\n- ❌ `%s`: %s\n", l.Name, red.String(err.Error()))
-			return reports, fmt.Errorf("apply %s: %w", l.Name, err)
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "\n<details><summary>✅ <b>%s</b>: applied</summary>\n\n```\n%s\n```\n</details>\n", l.Name, red.String(res.Text))
-	}
-	return reports, nil
+	return reports, applyLayers(ctx, cmd, r.yes, root, layers, reports, red)
 }
 
 // userEnv is Terraform's environment in a local run: the user's own, as

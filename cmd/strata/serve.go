@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -27,7 +28,7 @@ Configuration comes from --config and STRATA_* environment variables
 (environment wins). Without GitHub App credentials the server starts in
 setup mode and prints the URL of a page that registers the App; the URL
 carries a one-time token, and the page opens only with it.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := config.LoadServer(configPath, os.LookupEnv)
 			if err != nil {
@@ -53,7 +54,7 @@ carries a one-time token, and the page opens only with it.`,
 	validate := &cobra.Command{
 		Use:   "validate [DIR]",
 		Short: "Check the server config, or a repository's .strata.yaml",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				// What serve refuses, this refuses: the config, then the
@@ -63,7 +64,7 @@ carries a one-time token, and the page opens only with it.`,
 					err = cfg.UseStoredCredentials()
 				}
 				if err == nil {
-					cmd.Println("server config is valid")
+					fmt.Fprintln(cmd.OutOrStdout(), "server config is valid")
 				}
 				return err
 			}
@@ -71,7 +72,7 @@ carries a one-time token, and the page opens only with it.`,
 		},
 	}
 	validate.Flags().StringVar(&validatePath, "config", "", "YAML server config file")
-	configCmd := &cobra.Command{Use: "config", Short: "Configuration tools"}
+	configCmd := &cobra.Command{Use: "config", Short: "Configuration tools", Args: cobra.ArbitraryArgs, RunE: requireSubcommand}
 	configCmd.AddCommand(validate)
 	root.AddCommand(configCmd)
 }
@@ -91,6 +92,6 @@ func validateRepo(cmd *cobra.Command, dir string) error {
 	if err := repo.Validate(config.DirFS(dir)); err != nil {
 		return err
 	}
-	cmd.Printf("%s is valid: %d layers, %d syncs, %d releases\n", config.RepoFile, len(repo.Layers), len(repo.Syncs), len(repo.Releases))
+	fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: %d layers, %d syncs, %d releases\n", config.RepoFile, len(repo.Layers), len(repo.Syncs), len(repo.Releases))
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -22,7 +23,8 @@ func listDiscovered(cmd *cobra.Command, dir string) error {
 		return err
 	}
 	found := layers.DiscoveredLayers(dirs)
-	cmd.Printf("%s has no %s: every directory with Terraform files that no other calls as a module is a layer, with defaults; %d found\n",
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "%s has no %s: every directory with Terraform files that no other calls as a module is a layer, with defaults; %d found\n",
 		dir, config.RepoFile, len(found))
 	isLayer := map[string]bool{}
 	for _, l := range found {
@@ -31,11 +33,11 @@ func listDiscovered(cmd *cobra.Command, dir string) error {
 		if why := terraform.Unparseable(filepath.Join(dir, filepath.FromSlash(l.Dir))); why != "" {
 			line += " (does not parse: " + strings.ReplaceAll(why, "\n", " ") + ")"
 		}
-		cmd.Println(line)
+		fmt.Fprintln(out, line)
 	}
 	for _, d := range dirs {
 		if !isLayer[d] {
-			cmd.Printf("  %q holds Terraform files but its path cannot be a layer name: name it in %s\n", d, config.RepoFile)
+			fmt.Fprintf(out, "  %q holds Terraform files but its path cannot be a layer name: name it in %s\n", d, config.RepoFile)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -20,15 +21,16 @@ func init() {
 "landlock ABI N", "off (server config)", or "unavailable" (the server
 refuses to plan until the kernel has Landlock or the server config says
 terraform.sandbox: off).`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		Run: func(cmd *cobra.Command, _ []string) {
-			cmd.Println("strata", version)
+			out := cmd.OutOrStdout()
+			fmt.Fprintln(out, "strata", version)
 			cfg, err := config.LoadServer(configPath, os.LookupEnv)
 			if err != nil {
-				cmd.Println("sandbox:", sandbox.Detect(false), "(server config not read:", err.Error()+")")
+				fmt.Fprintln(out, "sandbox:", sandbox.Detect(false), "(server config not read:", err.Error()+")")
 				return
 			}
-			cmd.Println("sandbox:", sandbox.Detect(cfg.Terraform.SandboxOff()))
+			fmt.Fprintln(out, "sandbox:", sandbox.Detect(cfg.Terraform.SandboxOff()))
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "YAML server config file")

@@ -5,6 +5,7 @@
 package markdown
 
 import (
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -121,4 +122,28 @@ func fenceOf(line string) (fence, rest string) {
 	}
 	n := len(trimmed) - len(strings.TrimLeft(trimmed, trimmed[:1]))
 	return trimmed[:n], trimmed[n:]
+}
+
+// ShareRoom splits room between texts: equal shares, and what a short text
+// does not use goes to the longer ones.
+func ShareRoom(texts []string, room int) []int {
+	budgets := make([]int, len(texts))
+	order := make([]int, 0, len(texts))
+	for i, t := range texts {
+		if t != "" {
+			order = append(order, i)
+		}
+	}
+	sort.Slice(order, func(a, b int) bool { return len(texts[order[a]]) < len(texts[order[b]]) })
+	for n, i := range order {
+		share := max(room/(len(order)-n), 0)
+		budgets[i] = min(len(texts[i]), share)
+		room -= budgets[i]
+	}
+	return budgets
+}
+
+// EscapeHTML escapes text for a <summary> or other HTML in a comment.
+func EscapeHTML(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }

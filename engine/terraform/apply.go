@@ -15,6 +15,10 @@ type ApplyInput struct {
 	Setup
 	// PlanFile is PlanResult.PlanFile, byte for byte.
 	PlanFile []byte
+	// Sensitive, when set, gets the values the saved plan marks sensitive
+	// before the apply runs: a log that is stored as it is written masks
+	// them from the apply's first line.
+	Sensitive func(values []string)
 }
 
 // ApplyResult is what an apply printed.
@@ -53,6 +57,9 @@ func Apply(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
 		return nil, err
 	}
 	res := &ApplyResult{Sensitive: sensitiveValues(plan), TerraformVersion: s.version, Engine: s.setup.Kind}
+	if in.Sensitive != nil {
+		in.Sensitive(res.Sensitive)
+	}
 
 	var out strings.Builder
 	s.tf.SetStdout(io.MultiWriter(s.log, &out))

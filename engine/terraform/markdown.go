@@ -2,7 +2,6 @@ package terraform
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"strata.dev/strata/engine/markdown"
@@ -101,7 +100,7 @@ func comment(layers []LayerReport, limit int) string {
 	texts := make([]string, len(layers))
 	for i, l := range layers {
 		if l.Err == nil && l.Result != nil {
-			texts[i] = diffText(l.Result.Text)
+			texts[i] = DiffText(l.Result.Text)
 		}
 	}
 	// The room left once everything but the plan texts is rendered (a
@@ -113,7 +112,7 @@ func comment(layers []LayerReport, limit int) string {
 		}
 	}
 	fixed := len(render(layers, standIns))
-	budgets := shareRoom(texts, limit-fixed)
+	budgets := markdown.ShareRoom(texts, limit-fixed)
 	for i, t := range texts {
 		note := "… plan cut to fit in a comment"
 		if layers[i].LogURL != "" {
@@ -154,7 +153,7 @@ func renderLayer(b *strings.Builder, l LayerReport, text string) {
 		if l.Err != nil {
 			msg = l.Err.Error()
 		}
-		fmt.Fprintf(b, "<details open><summary>❌ <b>%s</b>: failed</summary>\n\n", htmlEscape(l.Layer))
+		fmt.Fprintf(b, "<details open><summary>❌ <b>%s</b>: failed</summary>\n\n", markdown.EscapeHTML(l.Layer))
 		b.WriteString(markdown.Block("", msg))
 		writeLogLink(b, l.LogURL)
 		b.WriteString("\n</details>\n")
@@ -165,7 +164,7 @@ func renderLayer(b *strings.Builder, l LayerReport, text string) {
 	if len(r.Replaced)+len(r.Destroyed) > 0 {
 		warn = "⚠️ "
 	}
-	fmt.Fprintf(b, "<details><summary>%s<b>%s</b>: %s</summary>\n\n", warn, htmlEscape(l.Layer), r.Summary())
+	fmt.Fprintf(b, "<details><summary>%s<b>%s</b>: %s</summary>\n\n", warn, markdown.EscapeHTML(l.Layer), r.Summary())
 	b.WriteString(r.MarkdownSummary())
 	if text != "" {
 		b.WriteString("\n" + markdown.Block("diff", text))
@@ -180,10 +179,10 @@ func writeLogLink(b *strings.Builder, url string) {
 	}
 }
 
-// diffText moves the +, - and ~ that Terraform indents to the start of the
+// DiffText moves the +, - and ~ that Terraform indents to the start of the
 // line, where a diff fence colours them; ~ (update in place) becomes !, which
 // GitHub's diff highlighting knows.
-func diffText(text string) string {
+func DiffText(text string) string {
 	lines := strings.Split(text, "\n")
 	for i, line := range lines {
 		trimmed := strings.TrimLeft(line, " ")
@@ -197,27 +196,4 @@ func diffText(text string) string {
 		lines[i] = sym + strings.Repeat(" ", len(line)-len(trimmed)) + trimmed[1:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func htmlEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-// shareRoom splits room between texts: equal shares, and what a short text
-// does not use goes to the longer ones.
-func shareRoom(texts []string, room int) []int {
-	budgets := make([]int, len(texts))
-	order := make([]int, 0, len(texts))
-	for i, t := range texts {
-		if t != "" {
-			order = append(order, i)
-		}
-	}
-	sort.Slice(order, func(a, b int) bool { return len(texts[order[a]]) < len(texts[order[b]]) })
-	for n, i := range order {
-		share := max(room/(len(order)-n), 0)
-		budgets[i] = min(len(texts[i]), share)
-		room -= budgets[i]
-	}
-	return budgets
 }

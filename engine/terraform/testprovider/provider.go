@@ -53,10 +53,13 @@ func (p *worldProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	// An unknown or empty dir is reported by the resources that need it:
 	// validating a config needs no world.
 	resp.ResourceData = world{dir: dir}
+	resp.DataSourceData = world{dir: dir}
 }
 
 func (p *worldProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{newThing}
 }
 
-func (p *worldProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
+func (p *worldProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return []func() datasource.DataSource{newGate}
+}

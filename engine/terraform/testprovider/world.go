@@ -8,7 +8,8 @@
 // JSON file per thing. A test changes a thing there behind Terraform's back
 // and the next plan shows the drift, since Read returns what the file says.
 // A thing can be told to be slow (apply_delay_ms), to fail on apply
-// (fail_on_apply), and holds a sensitive attribute (secret).
+// (fail_on_apply), and holds a sensitive attribute (secret). The world_gate
+// data source holds a plan until the test opens the gate (gate.go).
 //
 // The binary is cmd/terraform-provider-world; package providertest builds
 // it and installs it for a test.

@@ -272,3 +272,18 @@ func (w World) Names(t testing.TB) []string {
 	sort.Strings(names)
 	return names
 }
+
+// Gate is a world_gate data source for a layer's main.tf: a plan of the
+// layer waits while reading it, after Terraform printed its first lines,
+// until OpenGate.
+func Gate(name string) string {
+	return fmt.Sprintf("\ndata \"world_gate\" %q {\n  name = %q\n}\n", name, name)
+}
+
+// OpenGate lets the plans waiting on the gate go on.
+func (w World) OpenGate(t testing.TB, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(w.Dir, name+testprovider.GateSuffix), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

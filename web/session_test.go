@@ -1,0 +1,97 @@
+package web
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSessionCookie(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	s, err := newSessions("webhook-secret", true, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	s.start(rec, "alice", "ghu_token")
+	res := rec.Result()
+	cookies := res.Cookies()
+	if len(cookies) != 1 {
+		t.Fatalf("cookies: %v", cookies)
+	}
+	c := cookies[0]
+	if !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteLaxMode || c.Path != "/" {
+		t.Errorf("cookie attributes: HttpOnly=%v Secure=%v SameSite=%v Path=%q", c.HttpOnly, c.Secure, c.SameSite, c.Path)
+	}
+	for _, leak := range []string{"alice", "ghu_token"} {
+		if strings.Contains(c.Value, leak) {
+			t.Errorf("the cookie shows %q: %s", leak, c.Value)
+		}
+	}
+	req := func(value string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.AddCookie(&http.Cookie{Name: sessionCookie, Value: value})
+		return r
+	}
+	sess, ok := s.read(req(c.Value))
+	if !ok || sess.Login != "alice" || sess.Token != "ghu_token" || len(sess.CSRF) != 32 {
+		t.Fatalf("read back: %+v %v", sess, ok)
+	}
+	other, _ := newSessions("another-secret", true, clock)
+	if _, ok := other.read(req(c.Value)); ok {
+		t.Error("a server with another secret opened the session")
+	}
+	now = now.Add(sessionTTL)
+	if _, ok := s.read(req(c.Value)); ok {
+		t.Error("an expired session still opens")
+	}
+	if _, err := newSessions("", false, clock); err == nil {
+		t.Error("sessions without a secret")
+	}
+}
+
+func TestLocalPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                     "/",
+		"/":                    "/",
+		"/queue":               "/queue",
+		"/repos/a/b?x=1":       "/repos/a/b?x=1",
+		"//evil.example/":      "/",
+		"/\\evil.example":      "/",
+		"https://evil.example": "/",
+		"javascript:alert(1)":  "/",
+		"queue":                "/",
+	} {
+		if got := localPath(in); got != want {
+			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestStateStoreBindsTheStateToTheBrowser(t *testing.T) {
+	ss := &stateStore{}
+	rec := httptest.NewRecorder()
+	state, err := ss.GenerateState(rec, httptest.NewRequest(http.MethodGet, "/api/github/auth?next=/queue", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := httptest.NewRequest(http.MethodGet, "/api/github/auth?code=c&state="+state, nil)
+	for _, c := range rec.Result().Cookies() {
+		back.AddCookie(c)
+	}
+	if ok, _ := ss.VerifyState(back, state); !ok {
+		t.Error("the browser's own state was refused")
+	}
+	if ok, _ := ss.VerifyState(back, state+"0"); ok {
+		t.Error("another state was accepted")
+	}
+	if ok, _ := ss.VerifyState(httptest.NewRequest(http.MethodGet, "/", nil), state); ok {
+		t.Error("a browser without the cookie was accepted")
+	}
+	if got := returnTo(back); got != "/queue" {
+		t.Errorf("returnTo = %q, want /queue", got)
+	}
+}
