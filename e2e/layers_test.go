@@ -361,6 +361,13 @@ func TestLayersTerraformError(t *testing.T) {
 		t.Fatalf("plan check = %s %q %q", cr.Conclusion, cr.Title, cr.Summary)
 	}
 	e.commentWith(pr.Number, "1 failed")
+	// The run records the check it reported to and what it concluded: its
+	// job succeeded, the plan did not (the web UI shows "failure").
+	e.WaitIdle(layersWait)
+	run, err := e.Server.Store().LatestRun(t.Context(), e.Repo.FullName(), "layer_plan", network)
+	if err != nil || run.CheckRunID != cr.ID || run.Conclusion != "failure" {
+		t.Errorf("plan run = %+v, %v; want check %d and conclusion failure", run, err, cr.ID)
+	}
 	noViolations(t, e.GitHub)
 }
 
