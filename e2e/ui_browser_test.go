@@ -338,6 +338,13 @@ func TestBrowserScreenshots(t *testing.T) {
 		if wide := browsertest.Run(tab.Tab, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`)); wide {
 			t.Errorf("the repository page is wider than a phone (%s)", scheme)
 		}
+		// The button a phone user came for is on the screen, not behind a
+		// sideways scroll of the table.
+		unlock := `(b => b.getBoundingClientRect().right <= Math.min(window.innerWidth, b.closest(".table-wrap").getBoundingClientRect().right))` +
+			`(document.querySelector('form.unlock[data-layer="` + network + `"] button'))`
+		if visible := browsertest.Run(tab.Tab, chromedp.Evaluate[bool](unlock)); !visible {
+			t.Errorf("the Unlock button is off a phone's screen (%s)", scheme)
+		}
 		tab.shot(dir, "repo-phone-"+scheme)
 	}
 }
