@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/hydrate"
@@ -25,6 +26,12 @@ func TestSyncsHydrateOnPush(t *testing.T) {
 	first := e.Repo.Branch("hydrated")
 	if first == "" || !strings.Contains(cr.Summary, "/commit/"+first) {
 		t.Fatalf("check does not link the hydrated commit %s:\n%s", first, cr.Summary)
+	}
+	// The run's log, which the web UI shows, says what the check says.
+	e.WaitIdle(30 * time.Second)
+	if logs := runLogs(t, e.Server.Store(), "sync_hydrate", e.Repo.FullName()); len(logs) == 0 ||
+		!strings.Contains(logs[0], "[strata] kustomize build") || !strings.Contains(logs[0], "success: "+cr.Title) {
+		t.Errorf("hydration run logs = %q, want the build and the check's title", logs)
 	}
 	files := e.hydrated("dev")
 	for _, name := range []string{"deployment_dev_api.yaml", "service_dev_api.yaml", "namespace_dev.yaml", "servicemonitor_dev_api.yaml", hydrate.SyncStateFile} {

@@ -52,8 +52,12 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 	if err != nil {
 		return err
 	}
+	// kustomize runs in-process and prints nothing: the run's log says what
+	// the check says, for the web UI's run page.
+	d.AppendLog(ctx, fmt.Sprintf("[strata] kustomize build %s at %s\n", a.Sync.Source, a.HeadSHA), nil)
 	finish := func(conclusion, title, summary string) error {
 		check.Status, check.Conclusion, check.Title, check.Summary = "", conclusion, title, summary
+		d.AppendLog(ctx, fmt.Sprintf("[strata] %s: %s\n\n%s\n", conclusion, title, summary), nil)
 		return rep.UpdateCheck(ctx, checkID, check)
 	}
 
