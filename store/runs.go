@@ -214,3 +214,30 @@ func (s *Store) dbNow() string {
 // NowSQL is the database's clock in Unix milliseconds, as SQL, for queries
 // outside the store that compare with its times (queue.Pending).
 func (s *Store) NowSQL() string { return s.dbNow() }
+
+// LogPart is a run's state and its log from a byte offset on.
+type LogPart struct {
+	Status, Conclusion string
+	// Size is the whole log's length in bytes.
+	Size int
+	// Text is the log from the offset asked on.
+	Text string
+}
+
+// LogFrom reads a run's state and its log from byte offset on: a reader
+// that follows a growing log (the web UI's live log) reads what is new,
+// not the whole log again at every look.
+func (s *Store) LogFrom(ctx context.Context, id int64, offset int) (LogPart, error) {
+	q := `SELECT status, conclusion, length(CAST(log AS BLOB)), substr(CAST(log AS BLOB), ?) FROM runs WHERE id = ?`
+	if s.dialect == Postgres {
+		q = `SELECT status, conclusion, octet_length(log), substring(convert_to(log, 'UTF8') FROM ?::int) FROM runs WHERE id = ?`
+	}
+	var p LogPart
+	var text []byte
+	err := s.queryRow(ctx, q, offset+1, id).Scan(&p.Status, &p.Conclusion, &p.Size, &text)
+	if errors.Is(err, sql.ErrNoRows) {
+		return LogPart{}, ErrNotFound
+	}
+	p.Text = string(text)
+	return p, err
+}

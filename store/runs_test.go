@@ -152,3 +152,34 @@ func TestRunRecordsItsCheckAndConclusion(t *testing.T) {
 		})
 	}
 }
+
+// A follower of a growing log reads what follows an offset, in bytes, as
+// the log holds them (multi-byte characters included).
+func TestLogFrom(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, d)
+			r, err := st.StartRun(ctx, store.Run{JobID: 1, Attempt: 1, Kind: "layer_plan", Repo: "acme/infra"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := "Initializing… ✓\n"
+			for _, text := range []string{first, "Plan: 1 to add\n"} {
+				if err := st.AppendLog(ctx, r.ID, text); err != nil {
+					t.Fatal(err)
+				}
+			}
+			whole := first + "Plan: 1 to add\n"
+			for _, off := range []int{0, len(first), len(whole)} {
+				p, err := st.LogFrom(ctx, r.ID, off)
+				if err != nil || p.Status != store.RunRunning || p.Size != len(whole) || p.Text != whole[off:] {
+					t.Errorf("LogFrom(%d) = %+v, %v; want size %d and %q", off, p, err, len(whole), whole[off:])
+				}
+			}
+			if _, err := st.LogFrom(ctx, r.ID+100, 0); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("a missing run: %v, want ErrNotFound", err)
+			}
+		})
+	}
+}

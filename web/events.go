@@ -76,16 +76,18 @@ type follower struct {
 }
 
 // follow sends what the log gains beyond from, until the run ends (then a
-// done event), ctx ends, or writing fails.
+// done event), ctx ends, or writing fails. Each look reads only what
+// follows the end of what was sent (from the tail on, to see a rewrite).
 func (f *follower) follow(ctx context.Context, run *store.Run, from int, poll, keepAlive time.Duration) error {
 	f.sent = min(from, len(run.Log))
 	f.sentText(run.Log[:f.sent])
+	part := store.LogPart{Status: run.Status, Conclusion: run.Conclusion, Size: len(run.Log), Text: run.Log[f.sent-len(f.tail):]}
 	ticker := time.NewTicker(poll)
 	defer ticker.Stop()
 	alive := time.NewTicker(keepAlive)
 	defer alive.Stop()
 	for {
-		if err := f.send(run); err != nil || run.Status != store.RunRunning {
+		if err := f.send(ctx, part); err != nil || part.Status != store.RunRunning {
 			return err
 		}
 		select {
@@ -98,36 +100,43 @@ func (f *follower) follow(ctx context.Context, run *store.Run, from int, poll, k
 			continue
 		case <-ticker.C:
 		}
-		next, err := f.st.Run(ctx, f.id)
+		next, err := f.st.LogFrom(ctx, f.id, f.sent-len(f.tail))
 		if err != nil {
 			return err
 		}
-		run = next
+		part = next
 	}
 }
 
-// send sends the log's new text, and the done event once the run ended.
-func (f *follower) send(run *store.Run) error {
-	log := run.Log
+// send sends the log's new text, and the done event once the run ended;
+// part holds the log from the start of the sent tail on.
+func (f *follower) send(ctx context.Context, part store.LogPart) error {
 	// The log only grows while the run runs, unless it is rewritten; then
 	// the page gets the whole log at the end.
-	if len(log) < f.sent || !strings.HasSuffix(log[:f.sent], f.tail) {
+	if part.Size < f.sent || !strings.HasPrefix(part.Text, f.tail) {
 		f.rewritten = true
 	}
-	if !f.rewritten && len(log) > f.sent {
-		data, _ := json.Marshal(log[f.sent:])
+	if !f.rewritten && part.Size > f.sent {
+		text := part.Text[len(f.tail):]
+		data, _ := json.Marshal(text)
 		if err := f.event("event: log\ndata: " + string(data) + "\n\n"); err != nil {
 			return err
 		}
-		f.sentText(log[f.sent:])
-		f.sent = len(log)
+		f.sentText(text)
+		f.sent = part.Size
 	}
-	if run.Status == store.RunRunning {
+	if part.Status == store.RunRunning {
 		return nil
 	}
+	// The end: the whole log, once, says whether it was rewritten under
+	// what was sent.
+	run, err := f.st.Run(ctx, f.id)
+	if err != nil {
+		return err
+	}
 	done := map[string]string{"status": run.Status, "conclusion": run.Conclusion}
-	if f.rewritten || !f.sameAsSent(log) {
-		done["log"] = log
+	if f.rewritten || !f.sameAsSent(run.Log) {
+		done["log"] = run.Log
 	}
 	data, _ := json.Marshal(done)
 	return f.event("event: done\ndata: " + string(data) + "\n\n")
