@@ -289,6 +289,10 @@ func (s *Server) validate() error {
 	if s.GitHub.MaxWait < 0 {
 		problems = append(problems, "STRATA_GITHUB_MAX_WAIT must not be negative")
 	}
+	if (s.GitHub.ClientID == "") != (s.GitHub.ClientSecret == "") {
+		problems = append(problems, "STRATA_GITHUB_CLIENT_ID and STRATA_GITHUB_CLIENT_SECRET go together (the App's OAuth client, "+
+			"for the web UI's login): set both, from the App's settings page, or neither")
+	}
 	switch s.ApplyPermission {
 	case "write", "maintain", "admin":
 	default:

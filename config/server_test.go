@@ -82,3 +82,15 @@ func TestCredentialsAreStoredOwnerOnly(t *testing.T) {
 		t.Fatal("stored credentials did not configure the server")
 	}
 }
+
+// The App's OAuth client is a pair: half of it is a mistake, said at start.
+func TestServerConfigOAuthClientGoesTogether(t *testing.T) {
+	if _, err := LoadServer("", envOf(map[string]string{"STRATA_GITHUB_CLIENT_ID": "Iv1.abc"})); err == nil ||
+		!strings.Contains(err.Error(), "STRATA_GITHUB_CLIENT_SECRET") {
+		t.Errorf("a client id without its secret: %v", err)
+	}
+	cfg, err := LoadServer("", envOf(map[string]string{"STRATA_GITHUB_CLIENT_ID": "Iv1.abc", "STRATA_GITHUB_CLIENT_SECRET": "s3cret"}))
+	if err != nil || cfg.GitHub.ClientID != "Iv1.abc" || cfg.GitHub.ClientSecret != "s3cret" {
+		t.Errorf("the pair: %+v, %v", cfg.GitHub, err)
+	}
+}
