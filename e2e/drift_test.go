@@ -235,10 +235,9 @@ func TestDriftDetectedReportedAndClosed(t *testing.T) {
 func TestDriftSkipsLockedLayerAndIgnoresPRConfig(t *testing.T) {
 	clock := &testClock{}
 	e := startProviderLayers(t, apptest.Options{Clock: clock.Now}, map[string][]providertest.Thing{network: nil})
-	e.Repo.Commit("main", map[string]string{".strata.yaml": driftConfig}, "Ask for drift detection")
-	runPeriodic(t, e.Env, jobs.DriftDiscover{})
-	head := e.Repo.Branch("main")
-
+	// The PR holds the lock before the default branch asks for drift: the
+	// server's own scan, every minute by the wall clock, finds the layer
+	// locked whenever it runs, as the scan the test runs does.
 	pr := e.openPR("off", "alice", map[string]string{
 		".strata.yaml":       "version: 1\nlayers:\n  - dir: infra/network\n    drift: {enabled: false}\n",
 		network + "/main.tf": e.layer(network, providertest.Thing{Name: "b", Value: "two"}),
@@ -248,6 +247,9 @@ func TestDriftSkipsLockedLayerAndIgnoresPRConfig(t *testing.T) {
 	if _, ok := e.Repo.CheckRun(pr.HeadSHA(), networkLock); !ok {
 		t.Fatal("the PR's plan took no lock")
 	}
+	e.Repo.Commit("main", map[string]string{".strata.yaml": driftConfig}, "Ask for drift detection")
+	runPeriodic(t, e.Env, jobs.DriftDiscover{})
+	head := e.Repo.Branch("main")
 
 	driftScan(t, e.Env)
 	if runs := driftChecks(e.layersEnv, head); len(runs) != 0 {
