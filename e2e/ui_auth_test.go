@@ -99,28 +99,11 @@ func TestUIHidesRepositoriesTheUserCannotRead(t *testing.T) {
 // secret, is no session.
 func TestUISessionCookieCannotBeForged(t *testing.T) {
 	e := uiEnv(t)
-	alice := uiLogin(t, e, "alice")
-	base, _ := url.Parse(e.Config.PublicURL)
-	var value string
-	for _, c := range alice.Jar.Cookies(base) {
-		if c.Name == "strata_session" {
-			value = c.Value
-		}
-	}
-	if value == "" {
-		t.Fatal("no session cookie after login")
-	}
+	value := sessionCookie(t, uiLogin(t, e, "alice"), e)
 	other := apptest.Start(t, apptest.Options{Local: true, GitHub: e.GitHub, Configure: func(cfg *config.Server) {
 		cfg.GitHub.WebhookSecret = "another-server-secret"
 	}})
-	otherAlice := uiLogin(t, other, "alice")
-	obase, _ := url.Parse(other.Config.PublicURL)
-	var foreign string
-	for _, c := range otherAlice.Jar.Cookies(obase) {
-		if c.Name == "strata_session" {
-			foreign = c.Value
-		}
-	}
+	foreign := sessionCookie(t, uiLogin(t, other, "alice"), other)
 	flipped := []byte(value)
 	flipped[len(flipped)/2] ^= 'A' ^ 'B'
 	for name, v := range map[string]string{"a changed byte": string(flipped), "another server's seal": foreign, "garbage": "x"} {
@@ -246,4 +229,17 @@ func mustID(t *testing.T, s string) int64 {
 		t.Fatal(err)
 	}
 	return id
+}
+
+// sessionCookie is the session cookie c holds for e's server.
+func sessionCookie(t *testing.T, c *http.Client, e *apptest.Env) string {
+	t.Helper()
+	base, _ := url.Parse(e.Config.PublicURL)
+	for _, k := range c.Jar.Cookies(base) {
+		if k.Name == "strata_session" {
+			return k.Value
+		}
+	}
+	t.Fatal("no session cookie after login")
+	return ""
 }
