@@ -169,14 +169,11 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	// line, and its check and comment, as they masked the plan's.
 	res, err := terraform.Apply(ctx, terraform.ApplyInput{Setup: setup, PlanFile: plan.PlanFile,
 		Sensitive: func(v []string) { log.Mask(v...) }})
-	runRep := rep
+	var sensitive []string
 	if res != nil {
-		runRep = runReporter(rep, res.Sensitive)
+		sensitive = res.Sensitive
 	}
-	log.Close()
-	if res != nil {
-		d.RedactLog(ctx, runRep.Redact)
-	}
+	runRep := closeLog(ctx, d, log, rep, sensitive)
 	// Applied or not, the layer's generation moved on: the other PRs' plans
 	// of it say they are stale.
 	worker.Warn(ctx, markOthersStale(context.WithoutCancel(ctx), d, rep, a.FullName, name), "mark other plans of the layer stale")

@@ -172,16 +172,11 @@ func (w *driftRunWorker) Work(ctx context.Context, job *river.Job[jobs.DriftRun]
 	defer log.Close()
 	res, err := planLayer(ctx, d, a.Repo, sha, specOf(layer), log, nil)
 	release()
-	runRep := rep
+	var sensitive []string
 	if res != nil {
-		runRep = runReporter(rep, res.Sensitive)
-		log.Mask(res.Sensitive...)
+		sensitive = res.Sensitive
 	}
-	log.Close()
-	if res != nil {
-		// The log was stored while only the sensitive inputs were known.
-		d.RedactLog(ctx, runRep.Redact)
-	}
+	runRep := closeLog(ctx, d, log, rep, sensitive)
 	if queue.LeaseLost(ctx) {
 		return context.Cause(ctx) // another replica runs it again
 	}

@@ -89,6 +89,21 @@ func finishBatchItem(ctx context.Context, d *worker.Deps, rep *report.Reporter, 
 	return rep.MinimizeOwnComments(ctx, pr, d.BotLogin, planMarker, keep)
 }
 
+// closeLog ends a run's log once Terraform is done with the layer: the
+// values the plan marks sensitive mask what is still to be stored and,
+// rewritten, what was stored while only the sensitive inputs were known.
+// It returns the reporter that masks them in checks and comments too.
+func closeLog(ctx context.Context, d *worker.Deps, log *worker.LogWriter, rep *report.Reporter, sensitive []string) *report.Reporter {
+	log.Mask(sensitive...)
+	log.Close()
+	if len(sensitive) == 0 {
+		return rep // nothing but the server's redactor, which stored it
+	}
+	runRep := runReporter(rep, sensitive)
+	d.RedactLog(ctx, runRep.Redact)
+	return runRep
+}
+
 // runReporter is the reporter of one run: it also masks the values that
 // run's plan marks sensitive, without adding them to the server's redactor
 // for good.

@@ -105,11 +105,7 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 			worker.Warn(ctx, fmt.Errorf("%s#%d, layer %s: %w", a.FullName, a.PR, a.Target, err), "read the plan as JSON; the comment shows what the check shows")
 			res = early
 		}
-		runRep := runReporter(rep, res.Sensitive)
-		log.Mask(res.Sensitive...)
-		log.Close()
-		// The log was stored while only the sensitive inputs were known.
-		d.RedactLog(ctx, runRep.Redact)
+		runRep := closeLog(ctx, d, log, rep, res.Sensitive)
 		if masksMore(shown, runRep, runReporter(rep, early.Sensitive)) {
 			// A value the text showed through nonsensitive(), which only
 			// the JSON says is sensitive: the check shows it no longer.
@@ -122,15 +118,11 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 		}
 		return updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA)
 	}
-	runRep := rep
+	var sensitive []string
 	if res != nil {
-		runRep = runReporter(rep, res.Sensitive)
-		log.Mask(res.Sensitive...)
+		sensitive = res.Sensitive
 	}
-	log.Close()
-	if res != nil {
-		d.RedactLog(ctx, runRep.Redact)
-	}
+	runRep := closeLog(ctx, d, log, rep, sensitive)
 	if queue.LeaseLost(ctx) {
 		// Another replica retries this plan and reports it.
 		return context.Cause(ctx)
