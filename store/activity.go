@@ -3,15 +3,15 @@ package store
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // Activity is what the web UI's repository list shows of one repository.
 type Activity struct {
 	Locks   int
 	Running int
-	// LastRun is when its latest run began, in Unix milliseconds; 0 for
-	// none.
-	LastRun int64
+	// LastRun is when its latest run began; zero for none.
+	LastRun time.Time
 }
 
 // ActivityOf sums up runs and locks per repository, by lower-case full
@@ -26,14 +26,17 @@ func (s *Store) ActivityOf(ctx context.Context) (map[string]Activity, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var repo string
-		var a Activity
-		if err := rows.Scan(&repo, &a.Running, &a.LastRun); err != nil {
+		var running int
+		var last int64
+		if err := rows.Scan(&repo, &running, &last); err != nil {
 			return nil, err
 		}
 		k := strings.ToLower(repo)
-		prev := out[k]
-		a.Running += prev.Running
-		a.LastRun = max(a.LastRun, prev.LastRun)
+		a := out[k]
+		a.Running += running
+		if t := fromMillis(last); t.After(a.LastRun) {
+			a.LastRun = t
+		}
 		out[k] = a
 	}
 	if err := rows.Err(); err != nil {

@@ -3,15 +3,14 @@ package web
 import (
 	"net/http"
 	"strings"
-	"time"
+
+	"strata.dev/strata/store"
 )
 
 // repoRow is one line of the repository list.
 type repoRow struct {
-	Repo    Repo
-	Locks   int
-	Running int
-	LastRun time.Time
+	Repo Repo
+	store.Activity
 }
 
 // reposPage lists the repositories the viewer may see, with what Strata
@@ -29,11 +28,7 @@ func (u *UI) reposPage(w http.ResponseWriter, r *http.Request) {
 	rows := make([]repoRow, 0, len(v.Repos))
 	for _, repo := range v.Repos {
 		a := act[strings.ToLower(repo.FullName)]
-		row := repoRow{Repo: repo, Locks: a.Locks, Running: a.Running}
-		if a.LastRun != 0 {
-			row.LastRun = time.UnixMilli(a.LastRun)
-		}
-		rows = append(rows, row)
+		rows = append(rows, repoRow{Repo: repo, Activity: a})
 	}
 	u.render(w, http.StatusOK, "repos", Page{Title: "Repositories", Viewer: v, Nav: "repos", Data: rows})
 }
