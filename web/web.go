@@ -8,7 +8,6 @@ package web
 
 import (
 	"embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -22,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"strata.dev/strata/queue"
+	"strata.dev/strata/report"
 	"strata.dev/strata/worker"
 )
 
@@ -142,8 +142,8 @@ func parsePages() (map[string]*template.Template, error) {
 		"at":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"duration": duration,
-		"short":    shortSHA,
-		"pathEsc":  pathEscape,
+		"short":    report.Short,
+		"pathEsc":  url.PathEscape, // one path segment: a layer's name may hold "/"
 		"state":    stateName,
 	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
@@ -194,9 +194,6 @@ func (u *UI) notFound(w http.ResponseWriter, v *Viewer) {
 	u.fail(w, v, http.StatusNotFound, "Nothing here, or nothing you can see: Strata shows only repositories that its GitHub App is installed on and that you can read.")
 }
 
-// errGitHub is GitHub refusing or failing a user's request.
-var errGitHub = errors.New("GitHub did not answer")
-
 func ago(t time.Time) string {
 	if t.IsZero() {
 		return "never"
@@ -229,13 +226,3 @@ func duration(from, to time.Time) string {
 	}
 	return d.Round(time.Minute).String()
 }
-
-func shortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
-}
-
-// pathEscape escapes one path segment (a layer's name may hold "@" or "/").
-func pathEscape(s string) string { return url.PathEscape(s) }
