@@ -11,6 +11,7 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/jobs"
+	"strata.dev/strata/pull"
 	"strata.dev/strata/worker"
 )
 
@@ -44,19 +45,14 @@ func (w *driftDiscoverWorker) Work(ctx context.Context, job *river.Job[jobs.Drif
 	}
 	seen := map[string]bool{}
 	var errs []error
-	opts := &github.ListOptions{PerPage: 100}
-	for {
+	if err := pull.EachPage(func(opts *github.ListOptions) (*github.Response, error) {
 		insts, resp, err := app.Apps.ListInstallations(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("list the App's installations: %w", err)
-		}
 		for _, inst := range insts {
 			errs = append(errs, w.installation(ctx, inst.GetID(), seen))
 		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
+		return resp, err
+	}); err != nil {
+		return fmt.Errorf("list the App's installations: %w", err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err // what was not seen may only have failed to list
@@ -82,11 +78,10 @@ func (w *driftDiscoverWorker) installation(ctx context.Context, id int64, seen m
 		return fmt.Errorf("installation %d client: %w", id, err)
 	}
 	var errs []error
-	opts := &github.ListOptions{PerPage: 100}
-	for {
+	if err := pull.EachPage(func(opts *github.ListOptions) (*github.Response, error) {
 		list, resp, err := gh.Apps.ListRepos(ctx, opts)
 		if err != nil {
-			return fmt.Errorf("list the repositories of installation %d: %w", id, err)
+			return resp, err
 		}
 		for _, r := range list.Repositories {
 			if r.GetArchived() {
@@ -95,10 +90,9 @@ func (w *driftDiscoverWorker) installation(ctx context.Context, id int64, seen m
 			seen[r.GetFullName()] = true
 			errs = append(errs, w.repo(ctx, jobs.NewRepo(id, r.GetOwner().GetLogin(), r.GetName()), r.GetDefaultBranch()))
 		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
+		return resp, nil
+	}); err != nil {
+		return fmt.Errorf("list the repositories of installation %d: %w", id, err)
 	}
 	return errors.Join(errs...)
 }

@@ -256,8 +256,9 @@ func (p *GitHubPR) Conflicts() bool {
 	return p.pr.Mergeable != nil && !p.pr.GetMergeable() || p.pr.GetMergeableState() == "dirty"
 }
 
-// each calls list for every page, from the first.
-func each(list func(opts *github.ListOptions) (*github.Response, error)) error {
+// EachPage calls list for every page of a GitHub list, from the first, 100
+// at a time: the one pagination loop.
+func EachPage(list func(opts *github.ListOptions) (*github.Response, error)) error {
 	opts := &github.ListOptions{PerPage: 100}
 	for {
 		resp, err := list(opts)
@@ -274,7 +275,7 @@ func each(list func(opts *github.ListOptions) (*github.Response, error)) error {
 func (p *GitHubPR) Reviews(ctx context.Context) ([]Review, error) {
 	return p.reviews.get(func() ([]Review, error) {
 		var out []Review
-		err := each(func(opts *github.ListOptions) (*github.Response, error) {
+		err := EachPage(func(opts *github.ListOptions) (*github.Response, error) {
 			page, resp, err := p.gh.PullRequests.ListReviews(ctx, p.owner, p.name, p.Number(), opts)
 			for _, r := range page {
 				out = append(out, Review{Author: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID(),
@@ -293,7 +294,7 @@ func (p *GitHubPR) Statuses(ctx context.Context) ([]Status, error) {
 	return p.statuses.get(func() ([]Status, error) {
 		head := p.HeadSHA()
 		var out []Status
-		err := each(func(opts *github.ListOptions) (*github.Response, error) {
+		err := EachPage(func(opts *github.ListOptions) (*github.Response, error) {
 			res, resp, err := p.gh.Checks.ListCheckRunsForRef(ctx, p.owner, p.name, head, &github.ListCheckRunsOptions{ListOptions: *opts})
 			if err != nil {
 				return resp, err
@@ -306,7 +307,7 @@ func (p *GitHubPR) Statuses(ctx context.Context) ([]Status, error) {
 		if err != nil {
 			return nil, fmt.Errorf("checks of %s@%s: %w", p.FullName(), short(head), err)
 		}
-		err = each(func(opts *github.ListOptions) (*github.Response, error) {
+		err = EachPage(func(opts *github.ListOptions) (*github.Response, error) {
 			res, resp, err := p.gh.Repositories.GetCombinedStatus(ctx, p.owner, p.name, head, opts)
 			if err != nil {
 				return resp, err
@@ -336,7 +337,7 @@ func (p *GitHubPR) BehindBy(ctx context.Context) (int, error) {
 func (p *GitHubPR) ChangedFiles(ctx context.Context) ([]string, error) {
 	return p.files.get(func() ([]string, error) {
 		var out []string
-		err := each(func(opts *github.ListOptions) (*github.Response, error) {
+		err := EachPage(func(opts *github.ListOptions) (*github.Response, error) {
 			files, resp, err := p.gh.PullRequests.ListFiles(ctx, p.owner, p.name, p.Number(), opts)
 			for _, f := range files {
 				out = append(out, f.GetFilename())
@@ -356,7 +357,7 @@ func (p *GitHubPR) ChangedFiles(ctx context.Context) ([]string, error) {
 func (p *GitHubPR) Comments(ctx context.Context) ([]Comment, error) {
 	return p.comments.get(func() ([]Comment, error) {
 		var out []Comment
-		err := each(func(opts *github.ListOptions) (*github.Response, error) {
+		err := EachPage(func(opts *github.ListOptions) (*github.Response, error) {
 			page, resp, err := p.gh.Issues.ListComments(ctx, p.owner, p.name, p.Number(), &github.IssueListCommentsOptions{ListOptions: *opts})
 			for _, c := range page {
 				out = append(out, Comment{ID: c.GetID(), Author: c.GetUser().GetLogin(), Body: c.GetBody()})

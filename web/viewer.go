@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"strata.dev/strata/jobs"
+	"strata.dev/strata/pull"
 )
 
 // Viewer is the logged-in user of a request, with the repositories they
@@ -109,34 +110,29 @@ func (u *UI) userRepos(ctx context.Context, token string) ([]Repo, error) {
 	if err != nil {
 		return nil, err
 	}
+	var insts []*github.Installation
+	if err := pull.EachPage(func(opts *github.ListOptions) (*github.Response, error) {
+		page, res, err := gh.Apps.ListUserInstallations(ctx, opts)
+		insts = append(insts, page...)
+		return res, err
+	}); err != nil {
+		return nil, err
+	}
 	var repos []Repo
-	opt := &github.ListOptions{PerPage: 100}
-	for {
-		insts, res, err := gh.Apps.ListUserInstallations(ctx, opt)
-		if err != nil {
+	for _, inst := range insts {
+		if err := pull.EachPage(func(opts *github.ListOptions) (*github.Response, error) {
+			list, res, err := gh.Apps.ListUserRepos(ctx, inst.GetID(), opts)
+			if err != nil {
+				return res, err
+			}
+			for _, r := range list.Repositories {
+				repos = append(repos, Repo{FullName: r.GetFullName(), Owner: r.GetOwner().GetLogin(), Name: r.GetName(),
+					InstallationID: inst.GetID(), Private: r.GetPrivate()})
+			}
+			return res, nil
+		}); err != nil {
 			return nil, err
 		}
-		for _, inst := range insts {
-			ropt := &github.ListOptions{PerPage: 100}
-			for {
-				list, rres, err := gh.Apps.ListUserRepos(ctx, inst.GetID(), ropt)
-				if err != nil {
-					return nil, err
-				}
-				for _, r := range list.Repositories {
-					repos = append(repos, Repo{FullName: r.GetFullName(), Owner: r.GetOwner().GetLogin(), Name: r.GetName(),
-						InstallationID: inst.GetID(), Private: r.GetPrivate()})
-				}
-				if rres.NextPage == 0 {
-					break
-				}
-				ropt.Page = rres.NextPage
-			}
-		}
-		if res.NextPage == 0 {
-			break
-		}
-		opt.Page = res.NextPage
 	}
 	sort.Slice(repos, func(i, j int) bool { return strings.ToLower(repos[i].FullName) < strings.ToLower(repos[j].FullName) })
 	return repos, nil
