@@ -67,7 +67,7 @@ func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerAp
 			failed = name
 			// The comment goes out through rep, which knows only the server's
 			// secrets: this layer's sensitive values are masked here.
-			lines = append(lines, runRep.Redact(fmt.Sprintf("- ❌ `%s`: %s", name, firstLine(errorText(err)))))
+			lines = append(lines, runRep.Redact(fmt.Sprintf("- ❌ `%s`: %s", name, report.FirstLine(errorText(err)))))
 			if uerr := runRep.UpdateCheck(ctx, step.CheckRunID, failedCheck(checks.Apply(name), a.HeadSHA, a.PR, err, logURL, applyActions)); uerr != nil {
 				return uerr
 			}
@@ -211,9 +211,4 @@ func applyInterrupted(ctx context.Context, d *worker.Deps, job queue.Interrupted
 	}
 	_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("⚠️ **Terraform apply interrupted** at %s (%s): %s", report.Short(a.HeadSHA), report.Names(names), note))
 	return err
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }

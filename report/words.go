@@ -10,6 +10,13 @@ func Short(sha string) string {
 	return sha
 }
 
+// FirstLine is the first line of a message (an error, a command's output),
+// for a one-line summary.
+func FirstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
 // Names lists names as code, or says "none".
 func Names(names []string) string {
 	if len(names) == 0 {

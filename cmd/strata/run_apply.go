@@ -15,6 +15,7 @@ import (
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/redact"
+	"strata.dev/strata/report"
 )
 
 // applyState is what became of a layer in `strata run apply`.
@@ -75,7 +76,7 @@ func decideApply(layers []config.Layer, reports []terraform.LayerReport, red *re
 		o := layerOutcome{layer: l, plan: reports[i].Result, state: toApply}
 		switch {
 		case reports[i].Err != nil:
-			o.state, o.why = planFailed, firstLine(red.String(reports[i].Err.Error()))
+			o.state, o.why = planFailed, report.FirstLine(red.String(reports[i].Err.Error()))
 		case !o.plan.HasChanges:
 			o.state = noChanges
 		}
@@ -136,7 +137,7 @@ func applyLayers(ctx context.Context, cmd *cobra.Command, yes bool, root string,
 			red.Add(res.Sensitive...)
 		}
 		if err != nil {
-			o.state, o.why, failed = applyFailed, firstLine(red.String(err.Error())), o.layer.Name
+			o.state, o.why, failed = applyFailed, report.FirstLine(red.String(err.Error())), o.layer.Name
 			continue
 		}
 		o.state = applied
@@ -183,9 +184,4 @@ func confirm(in io.Reader, log io.Writer, outcomes []layerOutcome, n int) bool {
 var stdinIsTerminal = func(in io.Reader) bool {
 	f, ok := in.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return line
 }
