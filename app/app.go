@@ -116,7 +116,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /runs/{id}", s.runLog)
-	mux.HandleFunc("POST /api/github/hook", s.hook)
+	mux.HandleFunc("POST "+webhookPath, s.hook)
 	// The UI's stylesheet, for the setup pages too: they come before the UI.
 	mux.Handle("GET /static/", web.Static())
 	// The setup pages exist only while the server has no App.

@@ -60,7 +60,8 @@ type setup struct {
 // operator confirmed only here.
 type flow struct{ state, browser, publicURL string }
 
-// webhookPath is where GitHub delivers webhooks (app.routes).
+// webhookPath is where GitHub delivers webhooks: the route, and the URL
+// the App manifest gives GitHub.
 const webhookPath = "/api/github/hook"
 
 // browserCookie binds the manifest flow's state to the browser that began it.
