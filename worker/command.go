@@ -94,7 +94,7 @@ func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) 
 	if !ok {
 		return cc.Reply(ctx, fmt.Sprintf("@%s `/%s` is not available on this Strata server.", a.User, cmd.Name()))
 	}
-	decision, err := w.authorize(ctx, cc, cmd.Name())
+	decision, err := d.Authorize(ctx, pr, a.User, cmd.Name())
 	if err != nil {
 		return err
 	}
@@ -105,12 +105,6 @@ func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) 
 		return cc.Reply(ctx, fmt.Sprintf("@%s `/%s` refused: %s", a.User, cmd.Name(), decision.Reason))
 	}
 	return f.Run(ctx, cc, cmd)
-}
-
-// authorize asks the permission table whether the job's user may run the
-// command.
-func (w *CommandWorker) authorize(ctx context.Context, c *CommandContext, name string) (access.Decision, error) {
-	return w.rt.d.Authorize(ctx, c.PR, c.Job.User, name)
 }
 
 // Authorize asks the permission table whether user may run command on the
