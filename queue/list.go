@@ -75,17 +75,23 @@ func (q *Queue) Jobs(ctx context.Context, f JobFilter) ([]JobInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list failed jobs: %w", err)
 	}
-	out := make([]JobInfo, 0, len(active)+len(failed))
-	for _, j := range active {
-		out = append(out, infoOf(j))
-	}
+	var ended []JobInfo
+	endedIDs := map[int64]bool{}
 	for _, j := range failed {
 		if j.FinalizedAt == nil || j.FinalizedAt.Before(f.FailedSince) {
 			break // the rest ended earlier still
 		}
-		out = append(out, infoOf(j))
+		ended = append(ended, infoOf(j))
+		endedIDs[j.ID] = true
 	}
-	return out, nil
+	out := make([]JobInfo, 0, len(active)+len(ended))
+	for _, j := range active {
+		// A job may end between the two reads: the later one says how.
+		if !endedIDs[j.ID] {
+			out = append(out, infoOf(j))
+		}
+	}
+	return append(out, ended...), nil
 }
 
 // JobOrigin is what a job's arguments say of where it comes from and
