@@ -88,31 +88,37 @@ func noFailedRuns(t *testing.T, st *store.Store) {
 // repository when repo is "".
 func runLogs(t *testing.T, st *store.Store, kind, repo string) []string {
 	t.Helper()
-	query, args := `SELECT log FROM runs WHERE kind = ?`, []any{kind}
+	query, args := `SELECT id FROM runs WHERE kind = ?`, []any{kind}
 	if repo != "" {
 		query, args = query+` AND repo = ?`, append(args, repo)
 	}
 	return logsWhere(t, st, query+` ORDER BY id`, args...)
 }
 
-// logsWhere reads the log column of the runs query selects.
+// logsWhere reads the logs of the runs whose ids query selects.
 func logsWhere(t *testing.T, st *store.Store, query string, args ...any) []string {
 	t.Helper()
 	rows, err := st.DB().Query(st.Rebind(query), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	var logs []string
+	var ids []int64
 	for rows.Next() {
-		var log string
-		if err := rows.Scan(&log); err != nil {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
 			t.Fatal(err)
 		}
-		logs = append(logs, log)
+		ids = append(ids, id)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+	logs := make([]string, len(ids))
+	for i, id := range ids {
+		if logs[i], err = st.Log(t.Context(), id); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return logs
 }

@@ -211,5 +211,5 @@ func maxOverlap(spans [][2]int64) int {
 
 func firstAttemptLogs(t *testing.T, st *store.Store) []string {
 	t.Helper()
-	return logsWhere(t, st, `SELECT log FROM runs WHERE kind = 'layer_plan' AND attempt = 1 ORDER BY id`)
+	return logsWhere(t, st, `SELECT id FROM runs WHERE kind = 'layer_plan' AND attempt = 1 ORDER BY id`)
 }

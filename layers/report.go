@@ -100,7 +100,7 @@ func closeLog(ctx context.Context, d *worker.Deps, log *worker.LogWriter, rep *r
 		return rep // nothing but the server's redactor, which stored it
 	}
 	runRep := runReporter(rep, sensitive)
-	d.RedactLog(ctx, runRep.Redact)
+	d.MaskLog(ctx, sensitive...)
 	return runRep
 }
 

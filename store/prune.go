@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// prunableRun is a finished run started before the cutoff that holds no
+// slot; its arguments are RunRunning and the cutoff.
+const prunableRun = `status <> ? AND started_at < ?
+	AND id NOT IN (SELECT run_id FROM layer_slots) AND id NOT IN (SELECT run_id FROM release_slots)`
+
 // Pruned counts what Prune deleted.
 type Pruned struct {
 	Deliveries, Runs, Batches int64
@@ -31,9 +36,9 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 		args  []any
 	}{
 		{"deliveries", &p.Deliveries, `DELETE FROM deliveries WHERE received_at < ?`, []any{cutoff}},
-		{"runs", &p.Runs, `DELETE FROM runs WHERE status <> ? AND started_at < ?
-			AND id NOT IN (SELECT run_id FROM layer_slots) AND id NOT IN (SELECT run_id FROM release_slots)`,
+		{"run logs", nil, `DELETE FROM run_log_chunks WHERE run_id IN (SELECT id FROM runs WHERE ` + prunableRun + `)`,
 			[]any{RunRunning, cutoff}},
+		{"runs", &p.Runs, `DELETE FROM runs WHERE ` + prunableRun, []any{RunRunning, cutoff}},
 		{"plan batch items", nil, `DELETE FROM plan_batch_items WHERE batch_id IN (SELECT id FROM plan_batches WHERE created_at < ?)`, []any{cutoff}},
 		{"plan batch layers", nil, `DELETE FROM plan_batch_layers WHERE batch_id IN (SELECT id FROM plan_batches WHERE created_at < ?)`, []any{cutoff}},
 		{"plan batches", &p.Batches, `DELETE FROM plan_batches WHERE created_at < ?`, []any{cutoff}},

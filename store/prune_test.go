@@ -92,6 +92,9 @@ func TestPruneDeletesOldRecordsOnly(t *testing.T) {
 			if _, err := st.Run(ctx, oldDone); err != store.ErrNotFound {
 				t.Errorf("old finished run: %v, want it pruned", err)
 			}
+			if n := count(`SELECT count(*) FROM run_log_chunks WHERE run_id = ?`, oldDone); n != 0 {
+				t.Errorf("the old finished run's log left %d chunks", n)
+			}
 			for name, id := range map[string]int64{"running": oldRunning, "in a layer slot": oldInLayerSlot,
 				"in a release slot": oldInReleaseSlot, "recent": newDone} {
 				if r, err := st.Run(ctx, id); err != nil || r.Log == "" {

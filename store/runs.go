@@ -20,17 +20,19 @@ const (
 
 // Run is the record of one attempt of a job, with its log.
 type Run struct {
-	ID          int64
-	JobID       int64
-	Attempt     int
-	Kind        string
-	Repo        string
-	PR          int
-	Target      string
-	HeadSHA     string
-	Status      string
-	Conclusion  string
-	Summary     string
+	ID         int64
+	JobID      int64
+	Attempt    int
+	Kind       string
+	Repo       string
+	PR         int
+	Target     string
+	HeadSHA    string
+	Status     string
+	Conclusion string
+	Summary    string
+	// Log is the run's log; Run reads it (run_log_chunks), the lists
+	// leave it empty.
 	Log         string
 	CheckRunID  int64
 	StartedAt   time.Time
@@ -67,12 +69,16 @@ func (s *Store) StartRun(ctx context.Context, r Run) (*Run, error) {
 	return scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE job_id = ? AND attempt = ?`, r.JobID, r.Attempt))
 }
 
-// Run returns one run by id.
+// Run returns one run by id, with its whole log.
 func (s *Store) Run(ctx context.Context, id int64) (*Run, error) {
 	r, err := scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
+	if err != nil {
+		return nil, err
+	}
+	r.Log, err = s.Log(ctx, id)
 	return r, err
 }
 
@@ -121,27 +127,6 @@ func (s *Store) SetRunCheck(ctx context.Context, id, checkRunID int64, conclusio
 	_, err := s.exec(ctx, `UPDATE runs SET check_run_id = ?, conclusion = CASE WHEN ? = '' THEN conclusion ELSE ? END WHERE id = ?`,
 		checkRunID, conclusion, conclusion, id)
 	return err
-}
-
-// AppendLog adds text to a run's log. The text must already be redacted.
-func (s *Store) AppendLog(ctx context.Context, id int64, text string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET log = log || ? WHERE id = ?`, text, id)
-	return err
-}
-
-// RewriteLog replaces a run's log with what rewrite makes of it: a log
-// stored before every value to mask was known, masked again. Only the run's
-// own job writes its log, so nothing is appended in between.
-func (s *Store) RewriteLog(ctx context.Context, id int64, rewrite func(string) string) error {
-	var log string
-	if err := s.db.QueryRowContext(ctx, s.Rebind(`SELECT log FROM runs WHERE id = ?`), id).Scan(&log); err != nil {
-		return err
-	}
-	if out := rewrite(log); out != log {
-		_, err := s.exec(ctx, `UPDATE runs SET log = ? WHERE id = ?`, out, id)
-		return err
-	}
-	return nil
 }
 
 // FinishRun records the outcome of a run that is still running; a run already
@@ -214,30 +199,3 @@ func (s *Store) dbNow() string {
 // NowSQL is the database's clock in Unix milliseconds, as SQL, for queries
 // outside the store that compare with its times (queue.Pending).
 func (s *Store) NowSQL() string { return s.dbNow() }
-
-// LogPart is a run's state and its log from a byte offset on.
-type LogPart struct {
-	Status, Conclusion string
-	// Size is the whole log's length in bytes.
-	Size int
-	// Text is the log from the offset asked on.
-	Text string
-}
-
-// LogFrom reads a run's state and its log from byte offset on: a reader
-// that follows a growing log (the web UI's live log) reads what is new,
-// not the whole log again at every look.
-func (s *Store) LogFrom(ctx context.Context, id int64, offset int) (LogPart, error) {
-	q := `SELECT status, conclusion, length(CAST(log AS BLOB)), substr(CAST(log AS BLOB), ?) FROM runs WHERE id = ?`
-	if s.dialect == Postgres {
-		q = `SELECT status, conclusion, octet_length(log), substring(convert_to(log, 'UTF8') FROM ?::int) FROM runs WHERE id = ?`
-	}
-	var p LogPart
-	var text []byte
-	err := s.queryRow(ctx, q, offset+1, id).Scan(&p.Status, &p.Conclusion, &p.Size, &text)
-	if errors.Is(err, sql.ErrNoRows) {
-		return LogPart{}, ErrNotFound
-	}
-	p.Text = string(text)
-	return p, err
-}

@@ -42,6 +42,8 @@ type Store struct {
 	dialect Dialect
 	// keys seal saved plans (see plans.go); set with UseKeys.
 	keys *seal.Keys
+	// logLimit bounds each run's log (runlog.go); set with LimitLogs.
+	logLimit int64
 }
 
 // Open connects to the database named by rawURL: sqlite://PATH (a relative

@@ -173,13 +173,6 @@ func (d *Deps) AppendLog(ctx context.Context, text string, redactWith func(strin
 	Warn(ctx, d.Store.AppendLog(context.WithoutCancel(ctx), id, redactWith(text)), "append to the run's log")
 }
 
-// RedactLog masks the run's stored log again with redactWith: for a log
-// stored before the job knew every value to mask.
-func (d *Deps) RedactLog(ctx context.Context, redactWith func(string) string) {
-	if id := RunID(ctx); id != 0 {
-		Warn(ctx, d.Store.RewriteLog(context.WithoutCancel(ctx), id, redactWith), "mask the run's log")
-	}
-}
 
 // Warn logs an error that a job goes on without (a check it could not
 // update, a log line it could not store), with the job's kind, repository

@@ -167,3 +167,18 @@ func (l *LogWriter) store(all bool) {
 		Warn(l.ctx, l.appendLog(l.ctx, text), "append to the run's log")
 	}
 }
+
+// MaskLog masks values in the run's stored log: for a log stored before
+// the job knew every value to mask (a plan's sensitive values). The store
+// streams the log through the masker a chunk at a time, so a large log
+// costs linear time, and a value split between chunks is masked too.
+func (d *Deps) MaskLog(ctx context.Context, values ...string) {
+	id := RunID(ctx)
+	if id == 0 || len(values) == 0 {
+		return
+	}
+	local, _ := redact.New(nil)
+	local.Add(values...)
+	mask := func(w io.Writer) io.WriteCloser { return local.Writer(w) }
+	Warn(ctx, d.Store.RewriteLog(context.WithoutCancel(ctx), id, mask), "mask the run's log")
+}
