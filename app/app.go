@@ -48,7 +48,7 @@ type Server struct {
 	setup   atomic.Pointer[setup]
 	ready   atomic.Bool
 	// sandbox is how Terraform runs on this replica (app/sandbox.go).
-	sandbox sandbox.Status
+	sandbox sandbox.Report
 }
 
 // Options are knobs for tests and benchmarks.
@@ -82,7 +82,7 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 		return nil, err
 	}
 	s := &Server{cfg: cfg, opts: opts, log: log, store: st, metrics: newMetrics(),
-		sandbox: sandbox.Detect(cfg.Terraform.SandboxOff())}
+		sandbox: sandbox.Detect(cfg.Terraform.SandboxSettings())}
 	s.metrics.registry.MustRegister(newDriftLayers(st))
 	ln := opts.Listener
 	if ln == nil {
@@ -154,8 +154,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Still ready without a sandbox: locks, hydration and Helm tests work,
-	// and each plan's check says why it was refused.
-	fmt.Fprintf(w, "ready\nsandbox: %s\n", s.sandbox)
+	// and each plan's check says why it was refused. The table says what
+	// keeps each protection of the sandbox here, and what is missing.
+	fmt.Fprintf(w, "ready\n%s", s.sandbox.Table())
 }
 
 // configure builds everything that needs the App's identity.

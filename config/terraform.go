@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"strata.dev/strata/sandbox"
 )
 
 // Terraform is what Terraform may see of the server when it runs a PR's
@@ -15,7 +18,8 @@ import (
 // run's own files plus the paths listed here.
 //
 //	terraform:
-//	  sandbox: on                      # on (default) | off
+//	  sandbox: on                      # on (default) | best_effort | off
+//	  sandbox_user: "65534:65534"      # who Terraform runs as when Strata is root
 //	  env: [AWS_REGION, HTTPS_PROXY]   # passed from the server's environment
 //	  layers:
 //	    - repo: acme/infra
@@ -26,9 +30,17 @@ import (
 //	    read_only: [/etc/terraform.rc]
 //	  cli_config: /etc/strata/terraform.rc  # TF_CLI_CONFIG_FILE of every run
 type Terraform struct {
-	// Sandbox is "on" (Linux Landlock; plans are refused on a kernel
-	// without it) or "off" (Terraform runs unconfined: say so on purpose).
+	// Sandbox is "on" (plans are refused when the host lacks a protection
+	// of the sandbox), "best_effort" (they run, and each run's log names
+	// what is missing) or "off" (Terraform runs unconfined: say so on
+	// purpose). See package sandbox and docs/security.md.
 	Sandbox string `yaml:"sandbox"`
+	// SandboxUser is "UID[:GID]", who Terraform runs as when Strata runs
+	// as root; empty means 65534 (nobody).
+	SandboxUser string `yaml:"sandbox_user"`
+	// SandboxMaxABI caps the Landlock ABI the sandbox uses: for tests
+	// only, which play an older kernel with it; no key or variable sets it.
+	SandboxMaxABI int `yaml:"-"`
 	// Env names variables of the server's environment that every layer
 	// gets. Nothing else of the server's environment reaches Terraform.
 	Env []string `yaml:"env"`
@@ -68,13 +80,34 @@ type SandboxPaths struct {
 	ReadOnly  []string `yaml:"read_only"`
 }
 
-const (
-	sandboxOn  = "on"
-	sandboxOff = "off"
-)
-
 // SandboxOff reports whether the operator turned the sandbox off.
-func (t Terraform) SandboxOff() bool { return t.Sandbox == sandboxOff }
+func (t Terraform) SandboxOff() bool { return t.Sandbox == string(sandbox.Off) }
+
+// SandboxSettings are the sandbox's settings (validated by problems).
+func (t Terraform) SandboxSettings() sandbox.Settings {
+	mode, _ := sandbox.ParseMode(t.Sandbox)
+	uid, gid, _ := parseUser(t.SandboxUser)
+	return sandbox.Settings{Mode: mode, UID: uid, GID: gid, MaxABI: t.SandboxMaxABI}
+}
+
+// parseUser reads "UID[:GID]" (GID defaults to UID); "" is 0, 0: the
+// sandbox's default.
+func parseUser(s string) (uid, gid int, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	u, g, hasGID := strings.Cut(s, ":")
+	if uid, err = strconv.Atoi(u); err != nil || uid <= 0 {
+		return 0, 0, fmt.Errorf("terraform.sandbox_user %q: want UID[:GID], numbers above 0 (Terraform must not run as root)", s)
+	}
+	gid = uid
+	if hasGID {
+		if gid, err = strconv.Atoi(g); err != nil || gid <= 0 {
+			return 0, 0, fmt.Errorf("terraform.sandbox_user %q: want UID[:GID], numbers above 0 (Terraform must not run as root)", s)
+		}
+	}
+	return uid, gid, nil
+}
 
 // EnvOf is the variables Terraform gets when it runs layer of repo (owner/name):
 // the ones passed from the server's environment, then the values the
@@ -99,6 +132,9 @@ func (t Terraform) EnvOf(repo, layer string) map[string]string {
 func (t *Terraform) applyEnv(getenv func(string) (string, bool)) {
 	if v, ok := getenv("STRATA_TERRAFORM_SANDBOX"); ok && v != "" {
 		t.Sandbox = v
+	}
+	if v, ok := getenv("STRATA_TERRAFORM_SANDBOX_USER"); ok && v != "" {
+		t.SandboxUser = strings.TrimSpace(v)
 	}
 	if v, ok := getenv("STRATA_TERRAFORM_ENV"); ok {
 		t.Env = splitList(v, ",")
@@ -135,7 +171,7 @@ func splitList(s, sep string) []string {
 
 func (t *Terraform) applyDefaults() {
 	if t.Sandbox == "" {
-		t.Sandbox = sandboxOn
+		t.Sandbox = string(sandbox.On)
 	}
 }
 
@@ -144,10 +180,11 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // problems says what is wrong, naming the key and what to do.
 func (t Terraform) problems() []string {
 	var out []string
-	switch t.Sandbox {
-	case sandboxOn, sandboxOff:
-	default:
-		out = append(out, fmt.Sprintf("terraform.sandbox %q: want on or off", t.Sandbox))
+	if _, err := sandbox.ParseMode(t.Sandbox); err != nil {
+		out = append(out, err.Error())
+	}
+	if _, _, err := parseUser(t.SandboxUser); err != nil {
+		out = append(out, err.Error())
 	}
 	out = append(out, t.cliConfigProblems()...)
 	out = append(out, t.binariesEnvProblems...)

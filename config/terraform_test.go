@@ -95,7 +95,8 @@ func TestTerraformSettingsRefused(t *testing.T) {
 		{"terraform: {env: [TF_LOG]}", "TF_LOG is set by Strata"},
 		{"terraform: {env: [TF_CLI_ARGS_plan]}", "TF_CLI_ARGS_plan is set by Strata"},
 		{"terraform: {env: [\"AWS REGION\"]}", "not a variable name"},
-		{"terraform: {sandbox: maybe}", `terraform.sandbox "maybe": want on or off`},
+		{"terraform: {sandbox: maybe}", `terraform.sandbox "maybe": want on, best_effort or off`},
+		{"terraform: {sandbox_user: \"0\"}", `terraform.sandbox_user "0": want UID[:GID], numbers above 0 (Terraform must not run as root)`},
 		{"terraform: {layers: [{repo: infra}]}", `terraform.layers[0].repo "infra"`},
 		{"terraform: {sandbox_paths: {read_write: [state]}}", `terraform.sandbox_paths.read_write: "state" is not an absolute path`},
 	} {

@@ -32,7 +32,7 @@ func requireTerraform(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		tooltest.Missing(t, "terraform at "+bin, err)
 	}
-	if err := sandbox.Detect(false).Err(); err != nil {
+	if err := sandbox.Detect(sandbox.Settings{}).Err(); err != nil {
 		tooltest.Missing(t, "Landlock", err)
 	}
 }

@@ -144,7 +144,7 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	}
 	// A replica that cannot sandbox Terraform refuses before the plan is
 	// marked applied: the plan stays for a replica that can.
-	if err := sandbox.Detect(d.Config.Terraform.SandboxOff()).Err(); err != nil {
+	if err := sandbox.Detect(d.Config.Terraform.SandboxSettings()).Err(); err != nil {
 		return nil, rep, err
 	}
 	ok, err := d.Store.MarkApplied(ctx, a.FullName, a.PR, name, a.HeadSHA)

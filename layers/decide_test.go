@@ -306,7 +306,7 @@ func TestPlanOutcome(t *testing.T) {
 		{"no binary satisfies required_version: no retry", nil, &terraform.VersionError{Message: "none"}, 1, 3, planToolFailed},
 		{"infrastructure, attempts left", nil, infra, 2, 3, planRetry},
 		{"infrastructure, last attempt", nil, infra, 3, 3, planInfraFailed},
-		{"no sandbox on this kernel: no retry", nil, sandbox.Status{}.Err(), 1, 3, planInfraFailed},
+		{"no sandbox on this kernel: no retry", nil, sandbox.Protect(sandbox.Facts{}, sandbox.Settings{}).Err(), 1, 3, planInfraFailed},
 	} {
 		if got := planOutcomeOf(tc.stopped, tc.err, tc.attempt, tc.attempts); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)

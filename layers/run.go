@@ -329,7 +329,7 @@ func layerSetup(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string,
 		// A PR's code runs here: Terraform gets only the variables the server
 		// config gives this layer, and its files in the sandbox.
 		Env: tf.EnvOf(repo.FullName, l.Name),
-		Sandbox: &terraform.Sandbox{Off: tf.SandboxOff(),
+		Sandbox: &terraform.Sandbox{Settings: tf.SandboxSettings(),
 			ReadWrite: tf.SandboxPaths.ReadWrite, ReadOnly: tf.SandboxPaths.ReadOnly},
 	}, done, nil
 }

@@ -11,40 +11,60 @@ import (
 // init is the launcher: in a process started with a Spec it never returns.
 // It runs before main, so none of the server runs in the launcher; only the
 // init functions of packages initialized before this one (libraries'
-// registrations), with the clean environment the caller gave.
+// registrations), with the clean environment the caller gave. The caller
+// starts it as the supervisor (specEnv); the supervisor starts it again as
+// the confined side (confineEnv).
 func init() {
+	if raw, ok := os.LookupEnv(confineEnv); ok {
+		os.Unsetenv(confineEnv)
+		fail(confineAndExec(raw))
+	}
 	raw, ok := os.LookupEnv(specEnv)
 	if !ok {
 		return
 	}
 	// The program must not see the Spec, nor pass it on.
 	os.Unsetenv(specEnv)
-	err := launch(raw)
-	// Fail closed: a program that could not be confined does not run.
+	s, err := readSpec(raw)
+	if err != nil {
+		fail(err)
+	}
+	if s.Unconfined {
+		fail(execProgram(s))
+	}
+	code, err := supervise(s, raw)
+	if err != nil {
+		fail(err)
+	}
+	os.Exit(code)
+}
+
+// fail ends a launcher that could not do what its Spec says: nothing runs
+// (fail closed), and the reason is on stderr, which the run's log shows.
+func fail(err error) {
 	fmt.Fprintf(os.Stderr, "strata sandbox: %v\n", err)
 	os.Exit(126)
 }
 
-// launch confines this process as raw says and execs the program with this
-// process's arguments; it returns only on failure.
-func launch(raw string) error {
+func readSpec(raw string) (Spec, error) {
 	var s Spec
 	if err := json.Unmarshal([]byte(raw), &s); err != nil {
-		return fmt.Errorf("%s: %w", specEnv, err)
+		return s, fmt.Errorf("%s: %w", specEnv, err)
 	}
 	if !filepath.IsAbs(s.Program) {
-		return fmt.Errorf("program %q is not an absolute path", s.Program)
+		return s, fmt.Errorf("program %q is not an absolute path", s.Program)
 	}
+	return s, nil
+}
+
+// execProgram replaces this process with the program, this process's
+// arguments and environment, plus the Spec's variables; it returns only on
+// failure.
+func execProgram(s Spec) error {
 	env := os.Environ()
 	for k, v := range s.Env {
 		env = append(env, k+"="+v)
 	}
-	if !s.Unconfined {
-		if err := confine(s); err != nil {
-			return fmt.Errorf("cannot confine %s: %w", filepath.Base(s.Program), err)
-		}
-	}
-	// On the thread that confine restricted (it stays locked to it).
 	args := append([]string{s.Program}, os.Args[1:]...)
 	return fmt.Errorf("exec %s: %w", s.Program, syscall.Exec(s.Program, args, env))
 }

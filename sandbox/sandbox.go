@@ -1,16 +1,21 @@
-// Package sandbox runs a program (Terraform) confined with Linux Landlock:
-// it may write only in the directories of its run and read only the system
-// files a program needs; nothing else of the server's (its data dir, the
-// App's key, /proc of other processes) is there for it.
+// Package sandbox runs a program (Terraform) so that a pull request's code,
+// which Terraform runs (providers, `local-exec` provisioners, `external`
+// data sources), keeps none of the server's reach: it reads and writes only
+// the files of its run (Landlock), holds no capability and no privilege
+// (a separate unprivileged uid when the server is root, no_new_privs, a
+// seccomp filter), cannot signal the server, and leaves no process behind.
 //
-// The confining happens in a small re-exec of the current binary: the
-// caller runs Launcher() in place of the program, with a Spec in the
-// environment; this package's init, linked into every binary that runs
-// Terraform, sees the Spec, removes it from the environment, restricts the
-// process and execs the program with the same arguments. The restriction
-// is inherited by every process the program starts (providers, local-exec
-// shells), and no process can lift it, not even by running the launcher
-// again.
+// It happens in two small re-execs of the current binary. The caller runs
+// Launcher() in place of the program, with a Spec in the environment; this
+// package's init, linked into every binary that runs Terraform, sees it and
+// becomes the supervisor (supervise_linux.go): it starts the binary once
+// more as the confined side, which restricts itself (confine_linux.go) and
+// execs the program with the same arguments. The supervisor stays to end
+// every process of the run when the program ends or the server dies.
+//
+// What each protection rests on depends on the kernel and the user the
+// server runs as: Detect computes it as a Report (protect.go), which the
+// start log, /readyz, `strata version`, the web UI and each run's log show.
 package sandbox
 
 import (
@@ -18,19 +23,65 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
-// specEnv carries the Spec from the caller to the launcher.
-const specEnv = "STRATA_SANDBOX_SPEC"
+// specEnv carries the Spec from the caller to the supervisor; confineEnv
+// from the supervisor to the confined side.
+const (
+	specEnv    = "STRATA_SANDBOX_SPEC"
+	confineEnv = "STRATA_SANDBOX_CONFINE"
+)
 
-// MinABI is the oldest Landlock ABI the sandbox accepts: ABI 3 (Linux 6.2)
-// restricts truncate(2), without which a confined program could still
-// empty any file it can reach, such as the database.
-const MinABI = 3
-
-// ErrUnavailable says the kernel cannot confine Terraform and the server
-// config did not turn the sandbox off.
+// ErrUnavailable says the sandbox lacks a protection and the server config
+// (`terraform.sandbox: on`) does not let Terraform run without it.
 var ErrUnavailable = errors.New("Terraform cannot run sandboxed")
+
+// Mode is the server config's `terraform.sandbox`.
+type Mode string
+
+const (
+	// On refuses to run Terraform when a protection is missing.
+	On Mode = "on"
+	// BestEffort runs it with what this host gives, and says in every
+	// run's log what is missing.
+	BestEffort Mode = "best_effort"
+	// Off runs it unconfined.
+	Off Mode = "off"
+)
+
+// ParseMode reads a `terraform.sandbox` value; "" is On.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case "":
+		return On, nil
+	case On, BestEffort, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("terraform.sandbox %q: want on, best_effort or off", s)
+}
+
+// DefaultUser is the uid and gid Terraform runs as when the server runs as
+// root: nobody and nogroup on Debian, Alpine and Red Hat alike.
+const DefaultUser = 65534
+
+// Settings are the server config's sandbox settings.
+type Settings struct {
+	Mode Mode
+	// UID and GID are the separate user Terraform runs as when the server
+	// is root (`terraform.sandbox_user`); zero means DefaultUser.
+	UID, GID int
+	// MaxABI caps the Landlock ABI the sandbox uses below the kernel's:
+	// set by tests only (no config key reaches it), to show what an older
+	// kernel gives. Zero means the kernel's.
+	MaxABI int
+}
+
+// Credential is a user and group.
+type Credential struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+}
 
 // Spec is one confined program.
 type Spec struct {
@@ -43,9 +94,25 @@ type Spec struct {
 	// Env is added to the program's environment by the launcher: variables
 	// that the caller cannot set itself (terraform-exec refuses TF_VAR_*).
 	Env map[string]string `json:"env,omitempty"`
-	// Unconfined execs the program without Landlock: the server config
-	// says `sandbox: off`.
+	// Unconfined execs the program without any of the confinement: the
+	// server config says `terraform.sandbox: off`.
 	Unconfined bool `json:"unconfined,omitempty"`
+	// ABI is the Landlock ABI to restrict with (Report.ABI); zero restricts
+	// no file (best_effort on a kernel without Landlock).
+	ABI int `json:"abi,omitempty"`
+	// User, when set, is who the program runs as (Report.User).
+	User *Credential `json:"user,omitempty"`
+	// PIDNamespace starts the program as the first process of a new PID
+	// namespace, which the kernel empties when it ends (Report.PIDNamespace).
+	PIDNamespace bool `json:"pid_namespace,omitempty"`
+	// Seccomp loads the filter (Report.Seccomp).
+	Seccomp bool `json:"seccomp,omitempty"`
+	// Parent is the pid of the process that starts the launcher: the
+	// supervisor ends the run when it is gone.
+	Parent int `json:"parent"`
+	// StopGrace is how long the program has, once interrupted, before the
+	// supervisor kills every process of the run.
+	StopGrace time.Duration `json:"stop_grace,omitempty"`
 }
 
 // Launcher is the program to run in place of a confined one: this binary,
@@ -56,45 +123,13 @@ func Launcher() (string, error) {
 
 // Variable is the environment variable that hands s to the launcher.
 func (s Spec) Variable() (name, value string) {
-	b, _ := json.Marshal(s) // strings, a bool and a map of strings: cannot fail
+	b, _ := json.Marshal(s) // strings, numbers, bools, a map of strings: cannot fail
 	return specEnv, string(b)
 }
 
-// Status is whether Terraform runs confined on this host.
-type Status struct {
-	// ABI is the kernel's Landlock ABI version; 0 without Landlock.
-	ABI int
-	// Off says the server config turned the sandbox off.
-	Off bool
-}
-
-// Detect asks the kernel; off is the server config's `sandbox: off`.
-func Detect(off bool) Status {
-	return Status{ABI: kernelABI(), Off: off}
-}
-
-// String is what the start-up log, /readyz and `strata version` show after
-// "sandbox: ".
-func (s Status) String() string {
-	switch {
-	case s.Off:
-		return "off (server config)"
-	case s.ABI >= MinABI:
-		return fmt.Sprintf("landlock ABI %d", s.ABI)
-	case s.ABI == 0:
-		return "unavailable (this kernel has no Landlock)"
-	}
-	return fmt.Sprintf("unavailable (Landlock ABI %d, Strata needs %d)", s.ABI, MinABI)
-}
-
-// Err is nil when Terraform may run: confined, or unconfined on purpose.
-// Otherwise it says what to do.
-func (s Status) Err() error {
-	if s.Off || s.ABI >= MinABI {
-		return nil
-	}
-	return fmt.Errorf("%w: sandbox %s. Run Strata on Linux 6.2 or later with Landlock enabled "+
-		"(the kernel's lsm= list names landlock), or set `terraform: {sandbox: off}` in the server config "+
-		"to run Terraform unconfined, with every file the server can read in reach of a pull request's code",
-		ErrUnavailable, s)
+// Spec is what the launcher does on this host, for program: r says which
+// mechanisms apply, the caller adds the paths.
+func (r Report) Spec(program string, grace time.Duration) Spec {
+	return Spec{Program: program, Unconfined: r.Mode == Off, ABI: r.ABI, User: r.User,
+		PIDNamespace: r.PIDNamespace, Seccomp: r.Seccomp, Parent: os.Getpid(), StopGrace: grace}
 }

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,59 +9,23 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"strata.dev/strata/tooltest"
 )
-
-// probesEnv makes the test binary a probe: run as the confined program, it
-// tries each probe ("read:PATH", "write:PATH", "truncate:PATH",
-// "env:NAME") and prints one line per probe, "ok" or the error.
-const probesEnv = "SANDBOX_TEST_PROBES"
-
-func TestMain(m *testing.M) {
-	if probes, ok := os.LookupEnv(probesEnv); ok {
-		for _, p := range strings.Split(probes, "\n") {
-			fmt.Printf("%s -> %s\n", p, probe(p))
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
-
-func probe(p string) string {
-	op, arg, _ := strings.Cut(p, ":")
-	var err error
-	switch op {
-	case "read":
-		_, err = os.ReadFile(arg)
-	case "write":
-		err = os.WriteFile(arg, []byte("written by the probe"), 0o600)
-	case "truncate":
-		err = os.Truncate(arg, 0)
-	case "env":
-		v, ok := os.LookupEnv(arg)
-		if !ok {
-			return "unset"
-		}
-		return "set to " + v
-	}
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.Is(err, syscall.EACCES):
-		return "EACCES"
-	}
-	return err.Error()
-}
 
 // runProbes runs the test binary through the launcher with spec, as
 // Terraform is run, and returns what each probe gave.
 func runProbes(t *testing.T, spec Spec, probes ...string) map[string]string {
 	t.Helper()
-	out, err := runLauncher(t, spec, probes...)
+	out, err := runLauncher(t, nil, spec, probes...)
 	if err != nil {
 		t.Fatalf("launcher: %v\n%s", err, out)
 	}
+	return parseProbes(out)
+}
+
+func parseProbes(out string) map[string]string {
 	got := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		p, r, _ := strings.Cut(line, " -> ")
@@ -71,7 +34,9 @@ func runProbes(t *testing.T, spec Spec, probes ...string) map[string]string {
 	return got
 }
 
-func runLauncher(t *testing.T, spec Spec, probes ...string) (string, error) {
+// runLauncher starts launcher (the test binary when empty) with spec, as
+// the server does; as user when set, the server's uid and gid then.
+func runLauncher(t *testing.T, as *Credential, spec Spec, probes ...string) (string, error) {
 	t.Helper()
 	self, err := Launcher()
 	if err != nil {
@@ -80,17 +45,24 @@ func runLauncher(t *testing.T, spec Spec, probes ...string) (string, error) {
 	if spec.Program == "" {
 		spec.Program = self
 	}
+	if spec.Parent == 0 {
+		spec.Parent = os.Getpid()
+	}
 	name, value := spec.Variable()
-	cmd := exec.Command(self)
+	cmd := exec.Command(spec.Program)
 	cmd.Env = append(os.Environ(), name+"="+value, probesEnv+"="+strings.Join(probes, "\n"))
+	if as != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(as.UID), Gid: uint32(as.GID)}}
+	}
+	cmd.WaitDelay = 30 * time.Second // a daemon that keeps the output open does not hang the test
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
 
 func requireLandlock(t *testing.T) {
 	t.Helper()
-	if err := Detect(false).Err(); err != nil {
-		tooltest.Missing(t, "Landlock", err)
+	if kernelABI() < 1 {
+		tooltest.Missing(t, "Landlock", errors.New("this kernel has no Landlock"))
 	}
 }
 
@@ -110,7 +82,7 @@ func TestConfinedProgramReachesOnlyItsPaths(t *testing.T) {
 	t.Setenv("STRATA_SANDBOX_TEST_PARENT", "parent-only")
 	parentEnviron := "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"
 
-	got := runProbes(t, Spec{ReadWrite: []string{rw}, ReadOnly: []string{ro}, Env: map[string]string{"TF_VAR_given": "by-spec"}},
+	got := runProbes(t, Spec{ABI: kernelABI(), ReadWrite: []string{rw}, ReadOnly: []string{ro}, Env: map[string]string{"TF_VAR_given": "by-spec"}},
 		"read:"+allowed,
 		"write:"+filepath.Join(rw, "new.txt"),
 		"write:"+filepath.Join(ro, "new.txt"),
@@ -121,6 +93,7 @@ func TestConfinedProgramReachesOnlyItsPaths(t *testing.T) {
 		"read:"+parentEnviron,
 		"read:/etc/hosts",
 		"env:"+specEnv,
+		"env:"+confineEnv,
 		"env:TF_VAR_given",
 	)
 	want := map[string]string{
@@ -134,6 +107,7 @@ func TestConfinedProgramReachesOnlyItsPaths(t *testing.T) {
 		"read:" + parentEnviron:                          "EACCES",
 		"read:/etc/hosts":                                "ok",
 		"env:" + specEnv:                                 "unset",
+		"env:" + confineEnv:                              "unset",
 		"env:TF_VAR_given":                               "set to by-spec",
 	}
 	for p, w := range want {
@@ -163,7 +137,7 @@ func TestUnconfinedProgramIsOnlyExeced(t *testing.T) {
 // exits 126.
 func TestLauncherFailsClosed(t *testing.T) {
 	requireLandlock(t)
-	out, err := runLauncher(t, Spec{ReadOnly: []string{"/nonexistent/strata-sandbox-path"}}, "read:/etc/hosts")
+	out, err := runLauncher(t, nil, Spec{ABI: 1, ReadOnly: []string{"/nonexistent/strata-sandbox-path"}}, "read:/etc/hosts")
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 126 {
 		t.Fatalf("launcher with a missing path: %v, want exit 126\n%s", err, out)
@@ -173,27 +147,11 @@ func TestLauncherFailsClosed(t *testing.T) {
 	}
 }
 
-func TestStatusSaysWhichAndWhatToDo(t *testing.T) {
-	for _, tc := range []struct {
-		s    Status
-		want string
-		ok   bool
-	}{
-		{Status{ABI: 7}, "landlock ABI 7", true},
-		{Status{ABI: 7, Off: true}, "off (server config)", true},
-		{Status{ABI: 0, Off: true}, "off (server config)", true},
-		{Status{ABI: 0}, "unavailable (this kernel has no Landlock)", false},
-		{Status{ABI: 2}, "unavailable (Landlock ABI 2, Strata needs 3)", false},
-	} {
-		if got := tc.s.String(); got != tc.want {
-			t.Errorf("%+v says %q, want %q", tc.s, got, tc.want)
-		}
-		err := tc.s.Err()
-		if (err == nil) != tc.ok {
-			t.Errorf("%+v: err = %v, want ok = %v", tc.s, err, tc.ok)
-		}
-		if err != nil && (!errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "sandbox: off")) {
-			t.Errorf("%+v: err %q does not say how to go on", tc.s, err)
-		}
+// A launcher whose server died before it could watch for it runs nothing.
+func TestLauncherOfADeadServerRunsNothing(t *testing.T) {
+	out, err := runLauncher(t, nil, Spec{Parent: 1}, "read:/etc/hosts")
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 126 || !strings.Contains(out, "server that started this run is gone") {
+		t.Fatalf("launcher with a dead parent: %v\n%s", err, out)
 	}
 }

@@ -17,20 +17,24 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print Strata's version and whether Terraform runs sandboxed",
-		Long: `Print Strata's version, and the sandbox Terraform runs in on this host:
-"landlock ABI N", "off (server config)", or "unavailable" (the server
-refuses to plan until the kernel has Landlock or the server config says
-terraform.sandbox: off).`,
+		Long: `Print Strata's version, and the sandbox Terraform runs in on this host
+with the server config: for each protection the sandbox promises, what
+keeps it here (Landlock ABI N, a separate uid, no capabilities, seccomp, a
+PID namespace, the supervisor) or that it is MISSING. With
+terraform.sandbox: on (the default) the server refuses to plan when one is
+missing; best_effort plans and says so in every run's log; off runs
+Terraform unconfined.`,
 		Args: usageArgs(cobra.NoArgs),
 		Run: func(cmd *cobra.Command, _ []string) {
 			out := cmd.OutOrStdout()
 			fmt.Fprintln(out, "strata", version)
 			cfg, err := config.LoadServer(configPath, os.LookupEnv)
 			if err != nil {
-				fmt.Fprintln(out, "sandbox:", sandbox.Detect(false), "(server config not read:", err.Error()+")")
+				fmt.Fprintln(out, "server config not read:", err.Error()+"; the sandbox with its defaults:")
+				fmt.Fprint(out, sandbox.Detect(sandbox.Settings{}).Table())
 				return
 			}
-			fmt.Fprintln(out, "sandbox:", sandbox.Detect(cfg.Terraform.SandboxOff()))
+			fmt.Fprint(out, sandbox.Detect(cfg.Terraform.SandboxSettings()).Table())
 		},
 	}
 	cmd.Flags().StringVar(&configPath, "config", "", "YAML server config file")

@@ -59,7 +59,7 @@ func newScenario(t *testing.T) *scenario {
 // Landlock the test skips, or fails when tools are required (tooltest).
 func requireSandbox(t *testing.T, readWrite ...string) *Sandbox {
 	t.Helper()
-	if err := sandbox.Detect(false).Err(); err != nil {
+	if err := sandbox.Detect(sandbox.Settings{}).Err(); err != nil {
 		tooltest.Missing(t, "Landlock", err)
 	}
 	return &Sandbox{ReadWrite: readWrite}

@@ -92,10 +92,10 @@ type session struct {
 	stderr  lockedBuffer // the current command's stderr, for Error.Message
 	version string       // of the binary
 	bin     string       // the binary, whatever runs it (the sandbox's launcher)
-	// env is the commands' environment; initEnv init's, the only one
-	// whose sandbox may write the plugin cache (command, in sandbox.go).
-	env, initEnv map[string]string
-	scratch      scratch // HOME, TMPDIR and the saved plan; removed by close
+	// launch is how its commands run: their environments, the sandbox's
+	// report and user (command, in sandbox.go).
+	launch
+	scratch scratch // HOME, TMPDIR and the saved plan; removed by close
 }
 
 // newSession checks the setup and asks the binary its version, which
@@ -120,31 +120,34 @@ func newSession(ctx context.Context, s Setup) (_ *session, err error) {
 			sc.remove()
 		}
 	}()
-	exe, env, initEnv, err := command(s, bin, sc)
+	l, err := command(s, bin, sc)
 	if err != nil {
 		return nil, err
 	}
-	tf, err := tfexec.NewTerraform(s.WorkDir, exe)
+	tf, err := tfexec.NewTerraform(s.WorkDir, l.exe)
 	if err != nil {
 		return nil, fmt.Errorf("terraform: %w", err)
 	}
-	if err := tf.SetEnv(env); err != nil {
+	if err := tf.SetEnv(l.env); err != nil {
 		return nil, fmt.Errorf("terraform: env: %w", err)
 	}
 	// terraform-exec interrupts Terraform when ctx ends; without a wait
 	// delay it would never kill one that does not stop.
-	grace := s.StopGrace
-	if grace <= 0 {
-		grace = DefaultStopGrace
-	}
-	if err := tf.SetWaitDelay(grace); err != nil {
+	if err := tf.SetWaitDelay(s.waitDelay()); err != nil {
 		return nil, fmt.Errorf("terraform: %w", err)
 	}
-	ss := &session{setup: s, tf: tf, log: s.Log, scratch: sc, env: env, initEnv: initEnv, bin: bin}
+	ss := &session{setup: s, tf: tf, log: s.Log, scratch: sc, launch: l, bin: bin}
 	if ss.log == nil {
 		ss.log = io.Discard
 	}
 	tf.SetStdout(io.Discard)
+	if l.report != nil {
+		// First in the log: what this run lacks of the sandbox, if anything.
+		fmt.Fprint(ss.log, l.report.RunLog())
+	}
+	if err := ss.handOver(); err != nil {
+		return nil, err
+	}
 	tf.SetStderr(&ss.stderr)
 	v, _, err := tf.Version(ctx, false)
 	if err != nil {
@@ -185,6 +188,9 @@ func (s *session) step(command string, run func() error) error {
 	fmt.Fprintf(s.log, "$ %s %s\n", name, command)
 	s.stderr.Reset()
 	start := time.Now()
+	if err := s.handOver(); err != nil {
+		return err
+	}
 	err := run()
 	fmt.Fprintf(s.log, "[strata] %s %s took %d ms\n", name, command, time.Since(start).Milliseconds())
 	if err == nil {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"strata.dev/strata/sandbox"
 )
 
 // readAttempt is a layer that outputs the file at path, base64-encoded as
@@ -44,7 +46,7 @@ func TestLayerSeesOnlyTheVariablesItIsGiven(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "canary-credential")
 	s := newScenario(t)
 	setup := s.tree(readAttempt("/proc/self/environ"))
-	setup.Sandbox = &Sandbox{Off: true, ReadWrite: s.sandbox.ReadWrite}
+	setup.Sandbox = &Sandbox{Settings: sandbox.Settings{Mode: sandbox.Off}, ReadWrite: s.sandbox.ReadWrite}
 	setup.Env = map[string]string{"AWS_REGION": "eu-west-1", "TF_VAR_given": "by-the-operator"}
 	r, err := Plan(testContext(t), PlanInput{Setup: setup})
 	if err != nil {

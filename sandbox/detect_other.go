@@ -1,0 +1,8 @@
+//go:build !linux
+
+package sandbox
+
+// Detect: no sandbox outside Linux.
+func Detect(s Settings) Report {
+	return Protect(Facts{}, s)
+}
