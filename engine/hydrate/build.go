@@ -1,18 +1,11 @@
 package hydrate
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 )
-
-// ErrTimeout is a build that did not finish within Input.Timeout.
-var ErrTimeout = errors.New("build timed out")
 
 // kustomizeOptions turns off everything of kustomize that runs code or
 // reaches past the tree, whatever kustomize's defaults become: files load
@@ -31,34 +24,48 @@ func kustomizeOptions() *krusty.Options {
 	return o
 }
 
-// build runs kustomize on dir within timeout (DefaultTimeout when zero) and
-// ctx. krusty takes no context, so the build runs in a goroutine that is
-// abandoned, not stopped, when time is up: it may still wait on a fetch the
-// server allows (git has kustomize's own timeout, HTTP none) or read the
-// tree, and its result is dropped.
-func build(parent context.Context, tree *treeFS, dir string, timeout time.Duration) (resmap.ResMap, error) {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+// built is what a build hands back: each resource's YAML, and the inputs
+// of Result.
+type built struct {
+	Resources [][]byte
+	Inputs    []string
+}
+
+// buildTree runs kustomize on the source directory of the tree at root,
+// within limits. It runs in the build process (child.go): krusty takes no
+// context, and only a process can be stopped.
+func buildTree(root, source string, allow []string, limits Limits) (*built, error) {
+	tree, err := newTreeFS(root, allow, limits)
+	if err != nil {
+		return nil, fmt.Errorf("repository tree: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(parent, timeout)
-	defer cancel()
-	type result struct {
-		m   resmap.ResMap
-		err error
+	dir, err := sourceDir(tree, source)
+	if err != nil {
+		return nil, err
 	}
-	done := make(chan result, 1)
-	go func() {
-		m, err := krusty.MakeKustomizer(kustomizeOptions()).Run(tree, dir)
-		done <- result{m, err}
-	}()
-	select {
-	case r := <-done:
-		return r.m, r.err
-	case <-ctx.Done():
-		if parent.Err() != nil {
-			return nil, parent.Err() // the job's end, not the build's fault
+	// Refuse what must not be fetched or read before kustomize starts.
+	if err := tree.checkDir(dir, false); err != nil {
+		return nil, err
+	}
+	resMap, err := krusty.MakeKustomizer(kustomizeOptions()).Run(tree, dir)
+	if err != nil {
+		return nil, err
+	}
+	kustomization := tree.name(dir) + "/"
+	if n := resMap.Size(); n > tree.limits.Objects {
+		return nil, fmt.Errorf("%s: %w: the build made %d resources; a build may make %d", kustomization, ErrLimit, n, tree.limits.Objects)
+	}
+	out := &built{Inputs: tree.inputs()}
+	var size int64
+	for _, n := range resMap.ToRNodeSlice() {
+		s, err := n.String()
+		if err != nil {
+			return nil, fmt.Errorf("serialize %s %s: %w", n.GetKind(), n.GetName(), err)
 		}
-		return nil, fmt.Errorf("kustomize build did not finish within %s: make it faster (a remote base?), or ask the operator for a longer server config hydrate.timeout: %w",
-			timeout, ErrTimeout)
+		if size += int64(len(s)); size > tree.limits.OutputBytes {
+			return nil, fmt.Errorf("%s: %w: the build made more than %d bytes of YAML", kustomization, ErrLimit, tree.limits.OutputBytes)
+		}
+		out.Resources = append(out.Resources, []byte(s))
 	}
+	return out, nil
 }

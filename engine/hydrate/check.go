@@ -48,6 +48,7 @@ func (t *treeFS) checkDir(dir string, plugins bool) error {
 	if done {
 		return nil
 	}
+	var kids []shape
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		file := filepath.Join(dir, name)
 		data, err := t.peek(file)
@@ -59,11 +60,35 @@ func (t *treeFS) checkDir(dir string, plugins bool) error {
 			continue
 		}
 		k.FixKustomization()
-		if err := t.checkKustomization(t.name(file), dir, &k, plugins); err != nil {
+		c, err := t.checkKustomization(t.name(file), dir, &k, plugins)
+		if err != nil {
+			return err
+		}
+		kids = append(kids, c.kids...)
+		// Before the build: a diamond of bases costs this walk one visit
+		// per directory, and kustomize one build per path through it.
+		if err := t.limits.exceeds(t.name(file), withKids(kids)); err != nil {
 			return err
 		}
 	}
+	t.mu.Lock()
+	t.shapes[key] = withKids(kids)
+	t.mu.Unlock()
 	return nil
+}
+
+// shapeOf is the shape checkDir found for the kustomization in dir; a
+// directory still being checked (a cycle, which kustomize refuses) counts
+// for nothing.
+func (t *treeFS) shapeOf(dir string, plugins bool) (shape, bool) {
+	key := dir
+	if plugins {
+		key += "\x00plugins"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.shapes[key]
+	return s, ok
 }
 
 // peek reads a file of the tree (or an allowed clone) without recording
@@ -76,9 +101,9 @@ func (t *treeFS) peek(p string) ([]byte, error) {
 	return os.ReadFile(real)
 }
 
-func (t *treeFS) checkKustomization(file, dir string, k *types.Kustomization, plugins bool) error {
+func (t *treeFS) checkKustomization(file, dir string, k *types.Kustomization, plugins bool) (*entryChecker, error) {
 	if len(k.HelmCharts) > 0 || k.HelmGlobals != nil {
-		return fmt.Errorf("%s: helmCharts: %w; commit the rendered manifests, or test the chart as a release (releases: in .strata.yaml)", file, errHelmCharts)
+		return nil, fmt.Errorf("%s: helmCharts: %w; commit the rendered manifests, or test the chart as a release (releases: in .strata.yaml)", file, errHelmCharts)
 	}
 	c := entryChecker{t: t, file: file, dir: dir}
 	bases := baseEntry
@@ -116,16 +141,17 @@ func (t *treeFS) checkKustomization(file, dir string, k *types.Kustomization, pl
 			}
 		}
 	}
-	return c.err
+	return &c, c.err
 }
 
 // entryChecker checks the entries of one kustomization file; the first
-// refusal sticks.
+// refusal sticks. kids are the shapes of the kustomizations it includes.
 type entryChecker struct {
 	t    *treeFS
 	file string // as errors name it
 	dir  string
 	err  error
+	kids []shape
 }
 
 func (c *entryChecker) all(field string, kind entryKind, refs ...string) {
@@ -171,7 +197,13 @@ func (c *entryChecker) entry(field string, kind entryKind, ref string) error {
 	}
 	switch {
 	case info.IsDir() && kind != fileEntry:
-		return c.t.checkDir(real, kind == pluginEntry)
+		if err := c.t.checkDir(real, kind == pluginEntry); err != nil {
+			return err
+		}
+		if s, ok := c.t.shapeOf(real, kind == pluginEntry); ok {
+			c.kids = append(c.kids, s)
+		}
+		return nil
 	case !info.IsDir() && kind == pluginEntry:
 		data, err := c.t.peek(real)
 		if err == nil {

@@ -6,10 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
+	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -30,19 +32,23 @@ var errReadOnly = errors.New("the source tree is read-only during a build")
 // each of its kustomizations is checked like the tree's before kustomize
 // reads it.
 type treeFS struct {
-	disk  filesys.FileSystem
-	root  string // absolute, symlinks resolved
-	allow allowList
-	tmp   string // kustomize's clone parent, symlinks resolved; "" when nothing is allowed
+	disk   filesys.FileSystem
+	root   string // absolute, symlinks resolved
+	allow  allowList
+	limits Limits
+	tmp    string // kustomize's clone parent, symlinks resolved; "" when nothing is allowed
 
 	mu      sync.Mutex
 	files   map[string]bool
 	dirs    map[string]bool
 	clones  map[string]string // clone dir -> origin URL
 	checked map[string]bool   // kustomization dirs already checked (checkDir)
+	shapes  map[string]shape  // what building each checked one costs
+	builds  int               // kustomization files kustomize read
+	read    int64             // bytes kustomize read
 }
 
-func newTreeFS(root string, allow []string) (*treeFS, error) {
+func newTreeFS(root string, allow []string, limits Limits) (*treeFS, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -55,10 +61,12 @@ func newTreeFS(root string, allow []string) (*treeFS, error) {
 		disk:    filesys.MakeFsOnDisk(),
 		root:    real,
 		allow:   allow,
+		limits:  limits.orDefault(),
 		files:   map[string]bool{},
 		dirs:    map[string]bool{},
 		clones:  map[string]string{},
 		checked: map[string]bool{},
+		shapes:  map[string]shape{},
 	}
 	if len(allow) > 0 {
 		if t.tmp, err = filepath.EvalSymlinks(os.TempDir()); err != nil {
@@ -189,7 +197,30 @@ func (t *treeFS) ReadFile(p string) ([]byte, error) {
 		return nil, err
 	}
 	t.recordFile(p, real)
-	return t.disk.ReadFile(real)
+	data, err := t.disk.ReadFile(real)
+	if err != nil {
+		return nil, err
+	}
+	return data, t.count(real, int64(len(data)))
+}
+
+// count bounds the build as it goes, where the check before it could not
+// see: a remote base's kustomizations, a file read over and over.
+func (t *treeFS) count(real string, size int64) error {
+	t.mu.Lock()
+	t.read += size
+	if slices.Contains(konfig.RecognizedKustomizationFileNames(), filepath.Base(real)) {
+		t.builds++
+	}
+	builds, read := t.builds, t.read
+	t.mu.Unlock()
+	switch {
+	case builds > t.limits.Builds:
+		return fmt.Errorf("%s: %w: the build read more than %d kustomization files (bases included many times over?)", t.name(real), ErrLimit, t.limits.Builds)
+	case read > t.limits.ReadBytes:
+		return fmt.Errorf("%s: %w: the build read more than %d bytes of files", t.name(real), ErrLimit, t.limits.ReadBytes)
+	}
+	return nil
 }
 
 func (t *treeFS) Exists(p string) bool {

@@ -1,6 +1,8 @@
-// Package hydrate renders a sync's kustomization into plain manifests: an
-// in-process kustomize build over the repository tree at one commit, then
-// kyaml filters for image tags, digests and the source-commit annotation.
+// Package hydrate renders a sync's kustomization into plain manifests: a
+// kustomize build over the repository tree at one commit, in a child
+// process that is killed when it takes too long (child.go) and bounded
+// (limits.go), then kyaml filters for image tags, digests and the
+// source-commit annotation.
 // It knows nothing of GitHub: the caller fetches the tree and commits Files.
 package hydrate
 
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // SourceCommitAnnotation is set on every hydrated resource.
@@ -56,6 +59,8 @@ type Input struct {
 	AllowRemote []string
 	// Timeout bounds the build; DefaultTimeout when zero.
 	Timeout time.Duration
+	// Limits bound what the build may use; DefaultLimits where zero.
+	Limits Limits
 }
 
 // DefaultTimeout bounds a build when Input.Timeout is zero.
@@ -111,23 +116,18 @@ func Hydrate(ctx context.Context, in Input) (*Result, error) {
 }
 
 func hydrate(ctx context.Context, in Input) (*Result, error) {
-	tree, err := newTreeFS(in.Root, in.AllowRemote)
-	if err != nil {
-		return nil, fmt.Errorf("repository tree: %w", err)
-	}
-	dir, err := sourceDir(tree, in.Source)
+	b, err := build(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	// Refuse what must not be fetched or read before kustomize starts.
-	if err := tree.checkDir(dir, false); err != nil {
-		return nil, err
+	nodes := make([]*yaml.RNode, 0, len(b.Resources))
+	for _, r := range b.Resources {
+		n, err := yaml.Parse(string(r))
+		if err != nil {
+			return nil, fmt.Errorf("reading the build's output: %w", err)
+		}
+		nodes = append(nodes, n)
 	}
-	resMap, err := build(ctx, tree, dir, in.Timeout)
-	if err != nil {
-		return nil, err
-	}
-	nodes := resMap.ToRNodeSlice()
 
 	images := &imageFilter{ctx: ctx, rules: in.Images, commit: in.SourceCommit, resolver: in.Resolver}
 	for _, f := range []kio.Filter{images, annotate(SourceCommitAnnotation, in.SourceCommit)} {
@@ -149,7 +149,7 @@ func hydrate(ctx context.Context, in Input) (*Result, error) {
 	files[SyncStateFile] = state.Marshal()
 	return &Result{
 		Files:     files,
-		Inputs:    tree.inputs(),
+		Inputs:    b.Inputs,
 		Resources: len(nodes),
 		Kinds:     kinds,
 		Pinned:    state.Pinned,
