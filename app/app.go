@@ -73,6 +73,7 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 	if err != nil {
 		return nil, err
 	}
+	st.LimitLogs(cfg.RunLogLimit)
 	if err := st.Migrate(ctx); err != nil {
 		st.Close()
 		return nil, err

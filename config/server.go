@@ -54,6 +54,9 @@ type Server struct {
 	SourceMaxBytes     int64 `yaml:"source_max_bytes"`
 	SourceMaxFileBytes int64 `yaml:"source_max_file_bytes"`
 	SourceMaxFiles     int64 `yaml:"source_max_files"`
+	// RunLogLimit is how many bytes one run's log may hold (default 64
+	// MiB): past it the log says it was cut, and the run goes on.
+	RunLogLimit int64 `yaml:"run_log_limit"`
 	// RepinInterval is how often the images that syncs pin to digests are
 	// resolved again, to rehydrate the syncs whose tags moved (default 5m).
 	RepinInterval time.Duration `yaml:"repin_interval"`
@@ -183,6 +186,7 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 		"STRATA_SOURCE_MAX_BYTES":      &s.SourceMaxBytes,
 		"STRATA_SOURCE_MAX_FILE_BYTES": &s.SourceMaxFileBytes,
 		"STRATA_SOURCE_MAX_FILES":      &s.SourceMaxFiles,
+		"STRATA_RUN_LOG_LIMIT":         &s.RunLogLimit,
 	} {
 		if v, ok := getenv(key); ok && v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -238,6 +242,9 @@ func (s *Server) applyDefaults() {
 	}
 	if s.Workers == 0 {
 		s.Workers = 4
+	}
+	if s.RunLogLimit == 0 {
+		s.RunLogLimit = 64 << 20
 	}
 	if s.ApplyPermission == "" {
 		s.ApplyPermission = "write"

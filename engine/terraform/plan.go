@@ -34,7 +34,9 @@ type PlanResult struct {
 	PlanFile []byte
 	// Text is the plan as Terraform prints it, without colour and without
 	// the refresh progress lines: what `terraform show` prints for the saved
-	// plan. Terraform prints sensitive values as `(sensitive value)`.
+	// plan. Terraform prints sensitive values as `(sensitive value)`. A
+	// text larger than its readers show is cut (maxPlanText), with a line
+	// that says so: the run's log has it whole.
 	Text string
 
 	Add, Change, Destroy, Import int
@@ -88,8 +90,8 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 		opts = append(opts, tfexec.VarFile(vf))
 	}
 	var hasChanges bool
-	var out strings.Builder
-	s.tf.SetStdout(io.MultiWriter(s.log, &out))
+	out := newPlanOutput(maxPlanText)
+	s.tf.SetStdout(io.MultiWriter(s.log, out))
 	err = s.step("plan", func() (err error) {
 		hasChanges, err = s.tf.Plan(ctx, opts...)
 		return err
@@ -98,13 +100,12 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	text := planText(out.String())
+	text, early := out.result(hasChanges)
 	planFile, err := os.ReadFile(planPath)
 	if err != nil {
 		return nil, err
 	}
 	if in.Planned != nil {
-		early := summarizeText(text, hasChanges)
 		early.PlanFile, early.Text = planFile, text
 		early.TerraformVersion, early.Engine = s.version, s.setup.Kind
 		early.Sensitive = sensitiveInputs(in.WorkDir, varFiles, in.Env)
@@ -138,28 +139,8 @@ func (s *session) showJSON(ctx context.Context, planPath string) (*tfjson.Plan, 
 	return plan, err
 }
 
-// planText is plan's output without what `show` would not print: the
-// progress lines of the refresh before the plan, and the note on where the
-// plan was saved.
-func planText(out string) string {
-	lines := strings.Split(out, "\n")
-	start := 0
-	for start < len(lines) && isProgress(lines[start]) {
-		start++
-	}
-	lines = lines[start:]
-	for i, l := range lines {
-		if strings.HasPrefix(l, "Saved the plan to:") {
-			lines = lines[:i]
-			for len(lines) > 0 && (strings.TrimSpace(lines[len(lines)-1]) == "" || strings.Trim(lines[len(lines)-1], "─") == "") {
-				lines = lines[:len(lines)-1]
-			}
-			break
-		}
-	}
-	return strings.TrimRight(strings.Join(lines, "\n"), "\n") + "\n"
-}
-
+// isProgress says whether a line is a progress line of the refresh before
+// the plan, which `show` would not print.
 func isProgress(line string) bool {
 	for _, p := range []string{": Refreshing state...", ": Reading...", ": Read complete after", ": Still reading..."} {
 		if strings.Contains(line, p) {

@@ -17,43 +17,74 @@ import (
 // actions" is read: the notes on changes made outside Terraform before it
 // use the same "# ADDR has changed" headers.
 func summarizeText(text string, hasChanges bool) *PlanResult {
-	r := &PlanResult{HasChanges: hasChanges}
-	lines := strings.Split(text, "\n")
-	actions := -1
-	for i, l := range lines {
-		if strings.HasSuffix(strings.TrimSpace(l), "will perform the following actions:") {
-			actions = i + 1
-			break
+	var t textSummary
+	for l := range strings.Lines(text) {
+		t.line(strings.TrimSuffix(l, "\n"))
+	}
+	return t.result(hasChanges)
+}
+
+// textSummary reads a plan's text a line at a time, as summarizeText
+// says: a plan of any size is summarized without holding its text. Until
+// the "will perform the following actions" line, the lines are read as if
+// there were none (pre); from it on, afresh (post).
+type textSummary struct {
+	pre, post textPart
+	actions   bool
+}
+
+// textPart is what the lines of one part of the text say.
+type textPart struct {
+	r       PlanResult
+	outputs bool
+}
+
+func (t *textSummary) line(l string) {
+	if !t.actions && strings.HasSuffix(strings.TrimSpace(l), "will perform the following actions:") {
+		t.actions = true
+		return
+	}
+	if t.actions {
+		t.post.line(l, true)
+	} else {
+		t.pre.line(l, false)
+	}
+}
+
+func (t *textSummary) result(hasChanges bool) *PlanResult {
+	r := t.pre.r
+	if t.actions {
+		r = t.post.r
+	}
+	r.HasChanges = hasChanges
+	return &r
+}
+
+func (p *textPart) line(l string, actions bool) {
+	r := &p.r
+	switch {
+	case actions && strings.HasPrefix(strings.TrimSpace(l), "# "):
+		addr, action := actionHeader(strings.TrimSpace(l)[2:])
+		switch action {
+		case "":
+			return
+		case "replace":
+			r.Replaced = append(r.Replaced, addr)
+		case "destroy":
+			r.Destroyed = append(r.Destroyed, addr)
+		}
+		r.Changed = appendOnce(r.Changed, addr)
+	case strings.HasPrefix(l, "Plan: "):
+		r.Import, r.Add, r.Change, r.Destroy = planCounts(l)
+	case l == "Changes to Outputs:":
+		p.outputs = true
+	case p.outputs && l == "":
+		p.outputs = false
+	case p.outputs:
+		if o, ok := outputLine(l); ok {
+			r.Outputs = append(r.Outputs, o)
 		}
 	}
-	outputs := false
-	for i := max(actions, 0); i < len(lines); i++ {
-		l := lines[i]
-		switch {
-		case actions >= 0 && strings.HasPrefix(strings.TrimSpace(l), "# "):
-			addr, action := actionHeader(strings.TrimSpace(l)[2:])
-			switch action {
-			case "":
-				continue
-			case "replace":
-				r.Replaced = append(r.Replaced, addr)
-			case "destroy":
-				r.Destroyed = append(r.Destroyed, addr)
-			}
-			r.Changed = appendOnce(r.Changed, addr)
-		case strings.HasPrefix(l, "Plan: "):
-			r.Import, r.Add, r.Change, r.Destroy = planCounts(l)
-		case l == "Changes to Outputs:":
-			outputs = true
-		case outputs && l == "":
-			outputs = false
-		case outputs:
-			if o, ok := outputLine(l); ok {
-				r.Outputs = append(r.Outputs, o)
-			}
-		}
-	}
-	return r
 }
 
 // actionHeaders are the ends of Terraform's (and OpenTofu's) header of a
