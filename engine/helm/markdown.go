@@ -5,9 +5,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/words"
 )
 
 // Markdown renders the report as a check run body of at most limit bytes
@@ -190,7 +190,7 @@ func duration(h HookResult) string {
 	if h.Phase == PhaseSkipped || h.Started.IsZero() {
 		return "—"
 	}
-	return h.Duration.Round(100 * time.Millisecond).String()
+	return words.Duration(h.Duration)
 }
 
 func oneLine(s string) string {

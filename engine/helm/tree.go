@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -116,7 +117,7 @@ func (t *tree) loadChart(rel string) (*chart.Chart, error) {
 	}
 	var ch *chart.Chart
 	if info.IsDir() {
-		files, err := t.chartFiles(rel)
+		files, err := t.chartFiles(rel, newBudget())
 		if err != nil {
 			return nil, fmt.Errorf("loading chart %s: %w", rel, err)
 		}
@@ -130,6 +131,12 @@ func (t *tree) loadChart(rel string) (*chart.Chart, error) {
 			return nil, fmt.Errorf("loading chart: %w", t.explain(rel, err))
 		}
 		defer f.Close()
+		if err := newBudget().measure(rel, f, 0); err != nil {
+			return nil, fmt.Errorf("loading chart %s: %w", rel, err)
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("loading chart %s: %w", rel, err)
+		}
 		if ch, err = loader.LoadArchive(f); err != nil {
 			return nil, fmt.Errorf("loading chart %s: %w", rel, err)
 		}
@@ -139,13 +146,17 @@ func (t *tree) loadChart(rel string) (*chart.Chart, error) {
 			return nil, fmt.Errorf("chart %s: %w (vendor them into charts/ with `helm dependency build` and commit them)", ch.Name(), err)
 		}
 	}
+	if err := checkSchemas(ch); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", rel, err)
+	}
 	return ch, nil
 }
 
 // chartFiles reads the chart directory as Helm's loader.LoadDir does
 // (.helmignore, the size limit, no irregular files, symlinks followed),
-// but through the tree's root.
-func (t *tree) chartFiles(dir string) ([]*loader.BufferedFile, error) {
+// but through the tree's root and within b, the archives of its
+// dependencies unpacked included.
+func (t *tree) chartFiles(dir string, b *budget) ([]*loader.BufferedFile, error) {
 	rules := ignore.Empty()
 	if data, err := t.root.ReadFile(path.Join(dir, ignore.HelmIgnore)); err == nil {
 		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
@@ -188,9 +199,17 @@ func (t *tree) chartFiles(dir string) ([]*loader.BufferedFile, error) {
 			if fi.Size() > loader.MaxDecompressedFileSize {
 				return fmt.Errorf("chart file %q is larger than the maximum file size %d", full, loader.MaxDecompressedFileSize)
 			}
+			if err := b.take(full, fi.Size()); err != nil {
+				return err
+			}
 			data, err := t.root.ReadFile(full)
 			if err != nil {
 				return t.explain(full, err)
+			}
+			if subchartArchive(n, data) {
+				if err := b.measure(full, bytes.NewReader(data), 1); err != nil {
+					return err
+				}
 			}
 			files = append(files, &loader.BufferedFile{Name: n, Data: bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})})
 		}
