@@ -103,27 +103,31 @@ func TestPlanCannotReadTheServersSecrets(t *testing.T) {
 	}
 	noViolations(t, e.gh)
 
-	// The server says how Terraform runs: at start-up and on /readyz.
-	if ready := get(t, "http://"+srv.addr+"/readyz"); !strings.Contains(ready, "sandbox: landlock ABI") {
+	// The server says how Terraform runs, with what keeps each protection:
+	// at start-up and on /readyz.
+	if ready := get(t, "http://"+srv.addr+"/readyz"); !strings.Contains(ready, "sandbox: on (landlock ABI") ||
+		!strings.Contains(ready, "no process outliving the run") {
 		t.Errorf("/readyz = %q, want the sandbox named", ready)
 	}
-	if !strings.Contains(srv.logText(), `"sandbox":"landlock ABI`) {
+	if !strings.Contains(srv.logText(), `"sandbox":"on (landlock ABI`) || !strings.Contains(srv.logText(), `no signal to Strata`) {
 		t.Errorf("the start-up log does not name the sandbox:\n%s", srv.logText())
 	}
 }
 
-// `strata version` says whether Terraform runs sandboxed on this host, and
-// that it does not when the server config turns the sandbox off.
+// `strata version` says whether Terraform runs sandboxed on this host, with
+// the table of what keeps each protection, and that it does not when the
+// server config turns the sandbox off.
 func TestVersionSaysHowTerraformRuns(t *testing.T) {
 	requireTerraform(t)
 	for _, tc := range []struct{ setting, want string }{
-		{"", "sandbox: landlock ABI "},
+		{"", "sandbox: on (landlock ABI "},
+		{"best_effort", "sandbox: best_effort (landlock ABI "},
 		{"off", "sandbox: off (server config)"},
 	} {
 		cmd := exec.Command(binary(t), "version")
 		cmd.Env = append(os.Environ(), "STRATA_TERRAFORM_SANDBOX="+tc.setting)
 		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), tc.want) {
+		if err != nil || !strings.Contains(string(out), tc.want) || !strings.Contains(string(out), "no read of Strata's secrets") {
 			t.Errorf("STRATA_TERRAFORM_SANDBOX=%q: strata version = %q (%v), want %q", tc.setting, out, err, tc.want)
 		}
 	}
