@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/palantir/go-githubapp/githubapp"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/riverqueue/river"
 	"github.com/rs/zerolog"
 
@@ -42,6 +41,10 @@ type Server struct {
 	metrics *metrics
 	http    *http.Server
 	ln      net.Listener
+	// metricsHTTP serves /metrics on metricsLn, apart from the public
+	// listener; both nil when metrics are off (app/metrics.go).
+	metricsHTTP *http.Server
+	metricsLn   net.Listener
 
 	webhook atomic.Pointer[http.Handler]
 	ui      atomic.Pointer[web.UI]
@@ -93,6 +96,10 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 		}
 	}
 	s.ln = ln
+	if err := s.listenMetrics(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	s.http = newHTTPServer(s.routes())
 	if cfg.Configured() {
 		if err := s.configure(ctx); err != nil {
@@ -115,7 +122,7 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", s.readyz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/metrics", metricsElsewhere)
 	mux.HandleFunc("GET /runs/{id}", s.runLog)
 	mux.HandleFunc("POST "+webhookPath, s.hook)
 	// The UI's stylesheet, for the setup pages too: they come before the UI.
@@ -256,8 +263,9 @@ func (s *Server) botLogin(ctx context.Context, clients githubapp.ClientCreator) 
 // Run serves until ctx ends, then shuts down gracefully: webhooks stop at
 // once, running jobs get the shutdown timeout to finish, queued jobs stay.
 func (s *Server) Run(ctx context.Context) error {
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- s.http.Serve(s.ln) }()
+	s.serveMetrics(errc)
 	if st := s.setup.Load(); st != nil {
 		// The token in this URL is what opens the setup page: only who reads
 		// this log may register the App.
@@ -282,7 +290,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.ready.Store(true)
 	s.logSandbox()
-	s.log.Info().Str("addr", s.Addr()).Msg("Strata is serving")
+	s.log.Info().Str("addr", s.Addr()).Str("metrics_addr", s.MetricsAddr()).Msg("Strata is serving")
 	select {
 	case <-ctx.Done():
 		return s.shutdown()
@@ -300,6 +308,9 @@ func (s *Server) shutdown() error {
 	hctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = s.http.Shutdown(hctx)
+	if s.metricsHTTP != nil {
+		_ = s.metricsHTTP.Shutdown(hctx)
+	}
 	if s.queue != nil {
 		qctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		defer cancel()
@@ -314,6 +325,9 @@ func (s *Server) shutdown() error {
 func (s *Server) Close() error {
 	if s.ln != nil {
 		s.ln.Close()
+	}
+	if s.metricsLn != nil {
+		s.metricsLn.Close()
 	}
 	return s.store.Close()
 }

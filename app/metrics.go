@@ -1,15 +1,21 @@
 package app
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 
 	"github.com/palantir/go-githubapp/githubapp"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/riverqueue/river/rivertype"
 )
 
-// metrics are what /metrics serves.
+// metrics are what /metrics serves, on a listener of its own
+// (STRATA_METRICS_ADDR), never the public one: its labels name
+// repositories, layers and job kinds, and the Go and process collectors
+// describe the host, which is nothing a stranger on the network needs.
 type metrics struct {
 	registry  *prometheus.Registry
 	webhooks  *prometheus.CounterVec
@@ -70,3 +76,42 @@ var _ githubapp.ClientMiddleware = (*metrics)(nil).githubMiddleware
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// listenMetrics opens the metrics listener, unless metrics are off. It
+// listens in New, as the public listener does, so that an address in use
+// stops the server at start rather than leaving it without metrics.
+func (s *Server) listenMetrics() error {
+	if s.cfg.MetricsOff() {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (STRATA_METRICS_ADDR; off serves no metrics): %w", s.cfg.MetricsAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	s.metricsLn, s.metricsHTTP = ln, newHTTPServer(mux)
+	return nil
+}
+
+// serveMetrics serves the metrics listener until shutdown; its end is
+// reported on errc, as the public listener's is.
+func (s *Server) serveMetrics(errc chan<- error) {
+	if s.metricsHTTP != nil {
+		go func() { errc <- s.metricsHTTP.Serve(s.metricsLn) }()
+	}
+}
+
+// MetricsAddr is where /metrics listens, "" when metrics are off.
+func (s *Server) MetricsAddr() string {
+	if s.metricsLn == nil {
+		return ""
+	}
+	return s.metricsLn.Addr().String()
+}
+
+// metricsElsewhere answers /metrics on the public listener: not found, and
+// where a scraper set up before the move finds them now.
+func metricsElsewhere(w http.ResponseWriter, r *http.Request) {
+	http.Error(w, "404 page not found: /metrics is served on the metrics listener (STRATA_METRICS_ADDR), not on this one", http.StatusNotFound)
+}

@@ -27,7 +27,8 @@ func TestServerWithAKeyGitHubRefusesDoesNotStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, err := config.LoadServerFrom(&config.Server{
-		DataDir: t.TempDir(),
+		DataDir:     t.TempDir(),
+		MetricsAddr: "off",
 		GitHub: config.GitHub{
 			AppID:         gh.AppID(),
 			PrivateKey:    string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(other)})),

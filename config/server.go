@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -23,6 +24,10 @@ type Server struct {
 	DatabaseURL string `yaml:"database_url"`
 	DataDir     string `yaml:"data_dir"`
 	PublicURL   string `yaml:"public_url"`
+	// MetricsAddr is the listener of /metrics, apart from the public one:
+	// its labels name repositories and layers. Loopback by default; "off"
+	// serves no metrics.
+	MetricsAddr string `yaml:"metrics_addr"`
 	GitHub      GitHub `yaml:"github"`
 	// TerraformBin is the terraform binary; empty means `terraform` on PATH.
 	TerraformBin string `yaml:"terraform_bin"`
@@ -153,6 +158,7 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 	str("STRATA_DATABASE_URL", &s.DatabaseURL)
 	str("STRATA_DATA_DIR", &s.DataDir)
 	str("STRATA_PUBLIC_URL", &s.PublicURL)
+	str("STRATA_METRICS_ADDR", &s.MetricsAddr)
 	str("STRATA_GITHUB_PRIVATE_KEY", &s.GitHub.PrivateKey)
 	str("STRATA_GITHUB_PRIVATE_KEY_FILE", &s.GitHub.PrivateKeyFile)
 	str("STRATA_GITHUB_WEBHOOK_SECRET", &s.GitHub.WebhookSecret)
@@ -215,6 +221,9 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 func (s *Server) applyDefaults() {
 	if s.Addr == "" {
 		s.Addr = ":8080"
+	}
+	if s.MetricsAddr == "" {
+		s.MetricsAddr = DefaultMetricsAddr
 	}
 	if s.DataDir == "" {
 		s.DataDir = "./.strata"
@@ -293,6 +302,9 @@ func (s *Server) validate() error {
 	if s.Workers < 1 {
 		problems = append(problems, "STRATA_WORKERS must be at least 1")
 	}
+	if _, _, err := net.SplitHostPort(s.MetricsAddr); err != nil && !s.MetricsOff() {
+		problems = append(problems, fmt.Sprintf("STRATA_METRICS_ADDR %q: %v; want HOST:PORT, or off", s.MetricsAddr, err))
+	}
 	if s.GitHub.MaxWait < 0 {
 		problems = append(problems, "STRATA_GITHUB_MAX_WAIT must not be negative")
 	}
@@ -342,6 +354,13 @@ func (s *Server) validate() error {
 	}
 	return nil
 }
+
+// DefaultMetricsAddr is where /metrics listens unless told otherwise: on
+// loopback, so that only this host (or this pod) reads it.
+const DefaultMetricsAddr = "127.0.0.1:9090"
+
+// MetricsOff reports whether the server serves no metrics.
+func (s *Server) MetricsOff() bool { return s.MetricsAddr == "off" }
 
 // Configured reports whether the App's identity is known. Without it the
 // server starts in setup mode.

@@ -72,7 +72,7 @@ func pushMain(e *apptest.Env, before string) {
 // hasMetric says whether /metrics serves line as is.
 func hasMetric(t *testing.T, e *apptest.Env, line string) bool {
 	t.Helper()
-	res, err := http.Get("http://" + e.Server.Addr() + "/metrics")
+	res, err := http.Get("http://" + e.Server.MetricsAddr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func TestSignaturesAndRedeliveries(t *testing.T) {
 		t.Fatalf("%d replies after a delivery, a redelivery and two forged webhooks; want 1", n)
 	}
 
-	metrics := get(t, "http://"+env.Server.Addr()+"/metrics")
+	metrics := get(t, "http://"+env.Server.MetricsAddr()+"/metrics")
 	for _, want := range []string{
 		`strata_webhooks_total{event="issue_comment",outcome="invalid"} 2`,
 		`strata_webhooks_total{event="issue_comment",outcome="accepted"} 2`,

@@ -72,7 +72,7 @@ func TestLayersPlanSurvivesRateLimits(t *testing.T) {
 	if f := gh.Failed(); len(f) != 1 || f[0].Path != "/api/v3"+repo+"/pulls/1" {
 		t.Errorf("failed = %+v, want the read of the PR", f)
 	}
-	retries := githubRetries(t, e.Server.Addr())
+	retries := githubRetries(t, e.Server.MetricsAddr())
 	if retries["secondary_rate_limit"] != 4 || retries["primary_rate_limit"] < 1 || retries["server_error"] != 1 {
 		t.Errorf("strata_github_retries_total = %v, want 4 secondary, 1 server error, a primary", retries)
 	}

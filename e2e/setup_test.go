@@ -46,6 +46,7 @@ func TestSetupFirstRunRegistersTheApp(t *testing.T) {
 	cfg, err := config.LoadServerFrom(&config.Server{
 		DatabaseURL: storetest.URL(t, "sqlite"),
 		DataDir:     dataDir,
+		MetricsAddr: "off",
 		GitHub:      config.GitHub{APIURL: gh.APIURL(), GraphQLURL: gh.GraphQLURL(), WebURL: gh.WebURL()},
 	}, func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -228,7 +229,7 @@ func TestSetupFirstRunRegistersTheApp(t *testing.T) {
 	// during setup for its links.
 	stop()
 	again, err := config.LoadServerFrom(&config.Server{
-		DatabaseURL: cfg.DatabaseURL, DataDir: dataDir,
+		DatabaseURL: cfg.DatabaseURL, DataDir: dataDir, MetricsAddr: "off",
 		GitHub: config.GitHub{APIURL: gh.APIURL(), GraphQLURL: gh.GraphQLURL(), WebURL: gh.WebURL()},
 	}, func(string) (string, bool) { return "", false })
 	if err != nil {

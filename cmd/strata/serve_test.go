@@ -57,6 +57,7 @@ func strata(ctx context.Context, out *lockedBuffer, args ...string) error {
 // serveEnv is a server with no config file: only what the test sets.
 func serveEnv(t *testing.T, kv ...string) {
 	t.Setenv("STRATA_ADDR", "127.0.0.1:0")
+	t.Setenv("STRATA_METRICS_ADDR", "127.0.0.1:0")
 	t.Setenv("STRATA_DATA_DIR", t.TempDir())
 	for i := 0; i < len(kv); i += 2 {
 		t.Setenv(kv[i], kv[i+1])
