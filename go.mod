@@ -34,6 +34,7 @@ require (
 	github.com/shurcooL/githubv4 v0.0.0-20240120211514-18a1ae0e79dc
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
+	github.com/yuin/goldmark v1.4.13
 	github.com/zclconf/go-cty v1.18.1
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/sync v0.24.0

@@ -24,14 +24,13 @@ type Policy struct {
 	Apply pull.Permission
 }
 
-// Subject is who asks, as GitHub knows them for this PR.
+// Subject is who asks, as GitHub knows them on the repository. Whether the
+// PR is a fork, or theirs, changes nothing: the author of a fork's PR gets
+// no more than their permission (usually read), so the table needs no fact
+// of the PR and is asked before the PR is read.
 type Subject struct {
 	User       string
 	Permission pull.Permission
-	// Fork: the PR's head lives in another repository.
-	Fork bool
-	// Author: the user opened the PR.
-	Author bool
 }
 
 // Decision is the table's answer: allowed, or refused with the reason the
@@ -41,18 +40,24 @@ type Decision struct {
 	// Need is the least permission the command needs.
 	Need   pull.Permission
 	Reason string
+	// Quiet: refused without a reply. GitHub gives no permission to a user
+	// who cannot read the repository; answering them would only let anyone
+	// make the bot write (and spend its rate limit).
+	Quiet bool
 }
 
-// Need is the least permission the command needs under policy: what the
-// caller must look up before Decide (none needs no lookup).
+// Need is the least permission the command needs under policy. Every
+// command needs one, so the caller always looks the user's up, first.
 func Need(command string, p Policy) pull.Permission {
 	switch command {
 	case "plan", "cancel", "unlock":
 		return orWrite(p.Plan)
-	case "apply", "takeover", "release", "helm-test":
-		return orWrite(p.Apply)
+	case "help":
+		return pull.Read // runs nothing, but lists the repository's layers
 	}
-	return pull.None // /help reads nothing and runs nothing
+	// /apply, /takeover, /release, /helm-test, and any command this table
+	// does not know yet: the most a command may need.
+	return orWrite(p.Apply)
 }
 
 func orWrite(p pull.Permission) pull.Permission {
@@ -63,20 +68,21 @@ func orWrite(p pull.Permission) pull.Permission {
 }
 
 // Decide says whether s may run command (a button stands for the command
-// it runs) under policy p. The PR's author gets no more than their
-// permission: on a fork that is usually read, so a fork's own author can
-// run nothing, and its code runs only when someone with the permission
-// asks, having read it.
+// it runs) under policy p, from the command and the user's permission
+// alone: the command job asks before it reacts, reads the PR or loads its
+// config. The PR's author gets no more than their permission: on a fork
+// that is usually read, so a fork's own author can run nothing, and its
+// code runs only when someone with the permission asks, having read it.
 func Decide(command string, s Subject, p Policy) Decision {
 	need := Need(command, p)
 	if s.Permission.AtLeast(need) {
 		return Decision{Allowed: true, Need: need}
 	}
 	perm := s.Permission
-	if perm == "" || perm == pull.None {
+	if !perm.Valid() || perm == pull.None {
 		perm = "no"
 	}
-	return Decision{Need: need, Reason: fmt.Sprintf("@%s has %s permission on this repository; %s needs %s or higher.",
+	return Decision{Need: need, Quiet: perm == "no", Reason: fmt.Sprintf("@%s has %s permission on this repository; %s needs %s or higher.",
 		s.User, perm, doing(command), need)}
 }
 

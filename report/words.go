@@ -1,6 +1,10 @@
 package report
 
-import "strings"
+import (
+	"strings"
+
+	"strata.dev/strata/engine/markdown"
+)
 
 // Short is a commit's SHA as people read it.
 func Short(sha string) string {
@@ -17,12 +21,16 @@ func FirstLine(s string) string {
 	return s
 }
 
-// Names lists names as code, or says "none".
+// Names lists names, each quoted as code (markdown.Quote), or says "none".
 func Names(names []string) string {
 	if len(names) == 0 {
 		return "none"
 	}
-	return "`" + strings.Join(names, "`, `") + "`"
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = markdown.Quote(n)
+	}
+	return strings.Join(quoted, ", ")
 }
 
 // Plural picks one or many by n.

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/rs/zerolog"
 
 	"strata.dev/strata/access"
 	"strata.dev/strata/command"
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
@@ -55,11 +57,37 @@ type Command struct {
 	Refuse RefuseFunc
 }
 
+// Work asks the permission table first, from the command and the user's
+// permission alone (one GitHub call), so a comment by someone who may not
+// run it costs no reaction, no read of the PR and no load of its config,
+// and gets no reply about the config. Only then it reacts, reads and runs.
 func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) error {
 	a, d := job.Args, w.rt.d
+	cmd, perr := command.Parse(a.Body)
+	var usage *command.UsageError
+	name := ""
+	switch {
+	case errors.As(perr, &usage):
+		name = usage.Command
+	case perr == nil && cmd != nil:
+		name = cmd.Name()
+	default:
+		return nil // the handler only enqueues commands; nothing else to do
+	}
+	repo, err := d.Repo(a.Repo)
+	if err != nil {
+		return err
+	}
+	decision, err := d.Authorize(ctx, repo, a.User, name)
+	if err != nil {
+		return err
+	}
 	rep, err := d.Reporter(a.Repo)
 	if err != nil {
 		return err
+	}
+	if !decision.Allowed {
+		return w.refuse(ctx, repo, rep, a, name, cmd, decision)
 	}
 	// The 👀 goes first, once: a retried job must not react twice.
 	if a.CommentID != 0 && job.Attempt == 1 {
@@ -67,61 +95,74 @@ func (w *CommandWorker) Work(ctx context.Context, job *river.Job[jobs.Command]) 
 			return err
 		}
 	}
-	cmd, perr := command.Parse(a.Body)
-	var usage *command.UsageError
-	if errors.As(perr, &usage) {
+	if usage != nil {
 		_, err := rep.Comment(ctx, a.PR, fmt.Sprintf("@%s %s", a.User, usage.Error()))
 		return err
 	}
-	if perr != nil || cmd == nil {
-		return nil // the handler only enqueues commands; nothing else to do
-	}
-	pr, err := d.PR(ctx, a.Repo, a.PR)
-	if err != nil {
-		return err
-	}
-	cc := &CommandContext{Job: a, Reporter: rep, PR: pr}
-	cfg, err := d.LoadRepoConfig(ctx, pr, pr.HeadSHA(), pr.DefaultBranch())
-	var bad config.RepoErrors
-	if errors.As(err, &bad) {
+	cc, bad, err := w.read(ctx, repo, rep, a)
+	if bad != nil {
 		return cc.Reply(ctx, ConfigErrorComment(bad))
 	}
 	if err != nil {
 		return err
 	}
-	cc.Config = cfg
 	f, ok := w.rt.commands[cmd.Name()]
 	if !ok {
 		return cc.Reply(ctx, fmt.Sprintf("@%s `/%s` is not available on this Strata server.", a.User, cmd.Name()))
 	}
-	decision, err := d.Authorize(ctx, pr, a.User, cmd.Name())
-	if err != nil {
-		return err
-	}
-	if !decision.Allowed {
-		if f.Refuse != nil {
-			return f.Refuse(ctx, cc, cmd, decision.Reason)
-		}
-		return cc.Reply(ctx, fmt.Sprintf("@%s `/%s` refused: %s", a.User, cmd.Name(), decision.Reason))
-	}
 	return f.Run(ctx, cc, cmd)
 }
 
-// Authorize asks the permission table whether user may run command on the
-// PR, reading the user's permission only when the table needs it. Every
-// command, button and web UI action asks here.
-func (d *Deps) Authorize(ctx context.Context, pr pull.Context, user, command string) (access.Decision, error) {
-	policy := access.Policy{Plan: pull.Permission(d.Config.PlanPermission), Apply: pull.Permission(d.Config.ApplyPermission)}
-	s := access.Subject{User: user, Permission: pull.None, Fork: pr.Fork(),
-		Author: strings.EqualFold(user, pr.Author())}
-	if access.Need(command, policy) != pull.None {
-		perm, err := pr.Permission(ctx, user)
-		if err != nil {
-			return access.Decision{}, err
-		}
-		s.Permission = perm
+// read gathers what a command runs on: the PR and its config; bad is why
+// the config cannot be used (cc has the PR, not the config).
+func (w *CommandWorker) read(ctx context.Context, repo *pull.GitHubRepo, rep *report.Reporter, a jobs.Command) (cc *CommandContext, bad config.RepoErrors, err error) {
+	pr, err := repo.PR(ctx, a.PR)
+	if err != nil {
+		return nil, nil, err
 	}
-	return access.Decide(command, s, policy), nil
+	cc = &CommandContext{Job: a, Reporter: rep, PR: pr}
+	cc.Config, err = w.rt.d.LoadRepoConfig(ctx, pr, pr.HeadSHA(), pr.DefaultBranch())
+	if errors.As(err, &bad) {
+		return cc, bad, nil
+	}
+	return cc, nil, err
+}
+
+// refuse tells the user the table refused them: nothing to a user without
+// any permission, a reply to others. A command whose refusal shows on its
+// checks (an /apply) reads the PR and its config to find them; when the
+// config cannot be used it only replies: the config's errors are for those
+// who may run the command.
+func (w *CommandWorker) refuse(ctx context.Context, repo *pull.GitHubRepo, rep *report.Reporter, a jobs.Command, name string, cmd command.Command, d access.Decision) error {
+	if d.Quiet {
+		zerolog.Ctx(ctx).Info().Str("user", a.User).Str("command", name).Str("reason", d.Reason).Msg("command refused without a reply")
+		return nil
+	}
+	f := w.rt.commands[name]
+	if cmd == nil || f.Refuse == nil {
+		_, err := rep.Comment(ctx, a.PR, fmt.Sprintf("@%s `/%s` refused: %s", a.User, name, d.Reason))
+		return err
+	}
+	cc, bad, err := w.read(ctx, repo, rep, a)
+	if bad != nil {
+		return cc.Reply(ctx, fmt.Sprintf("@%s `/%s` refused: %s", a.User, name, d.Reason))
+	}
+	if err != nil {
+		return err
+	}
+	return f.Refuse(ctx, cc, cmd, d.Reason)
+}
+
+// Authorize asks the permission table whether user may run command on the
+// repository, from the user's permission (one GitHub call, cached for the
+// job). Every command, button and web UI action asks here.
+func (d *Deps) Authorize(ctx context.Context, repo pull.Repository, user, command string) (access.Decision, error) {
+	policy := access.Policy{Plan: pull.Permission(d.Config.PlanPermission), Apply: pull.Permission(d.Config.ApplyPermission)}
+	perm, err := repo.Permission(ctx, user)
+	if err != nil {
+		return access.Decision{}, err
+	}
+	return access.Decide(command, access.Subject{User: user, Permission: perm}, policy), nil
 }
 
 // ConfigErrorComment says on a PR why its .strata.yaml cannot be used.
@@ -129,7 +170,7 @@ func ConfigErrorComment(errs config.RepoErrors) string {
 	var b strings.Builder
 	b.WriteString("**Strata could not use `" + config.RepoFile + "`:**\n\n")
 	for _, e := range errs {
-		fmt.Fprintf(&b, "- `%s`\n", e.Error())
+		b.WriteString("- " + markdown.Quote(e.Error()) + "\n")
 	}
 	b.WriteString("\nFix the file and comment again.")
 	return b.String()
@@ -145,12 +186,7 @@ func help(ctx context.Context, c *CommandContext, _ command.Command) error {
 		b.WriteString("_No `" + config.RepoFile + "`: every directory with Terraform files that is not only a module is a layer._\n\n")
 	}
 	list := func(title string, names []string) {
-		fmt.Fprintf(&b, "**%s:** ", title)
-		if len(names) == 0 {
-			b.WriteString("none\n\n")
-			return
-		}
-		b.WriteString("`" + strings.Join(names, "`, `") + "`\n\n")
+		fmt.Fprintf(&b, "**%s:** %s\n\n", title, report.Names(names))
 	}
 	var layers, syncs, releases []string
 	for _, l := range c.Config.Layers {

@@ -18,16 +18,7 @@ const MaxBytes = 65535
 // Fence returns a backtick fence longer than any run of backticks in s, so
 // that s cannot close it.
 func Fence(s string) string {
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
+	return strings.Repeat("`", max(3, longestRun(s, '`')+1))
 }
 
 // Block returns text as a fenced code block, ending with a newline. info is
@@ -146,4 +137,49 @@ func ShareRoom(texts []string, room int) []int {
 // EscapeHTML escapes text for a <summary> or other HTML in a comment.
 func EscapeHTML(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// Quote quotes s as one inline code span that nothing in s can end or break
+// out of: everything a pull request controls (a name, a path, a branch, a
+// value of its .strata.yaml, an error or a subject quoting one) reaches a
+// comment or a check's summary or text only through it. Inside a code span
+// nothing renders: no link, image, HTML, emoji or @mention (which would
+// notify a team). The fence is longer than any run of backticks in s, and a
+// space pads s where it starts or ends with a backtick, or starts and ends
+// with a space (CommonMark strips one space from each side). A line ending
+// would end the paragraph at a blank line or start a heading or a list on
+// the next one, so each becomes a space, as CommonMark shows it in a code
+// span anyway; NUL becomes U+FFFD, as CommonMark renders it, and so does
+// invalid UTF-8, as GitHub's JSON would. An empty s is a code span of one
+// space. Not for a table cell: a | splits the cell before the span is seen.
+func Quote(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = codeText.Replace(s)
+	if s == "" {
+		return "` `"
+	}
+	pad := ""
+	allSpaces := strings.Trim(s, " ") == ""
+	if s[0] == '`' || s[len(s)-1] == '`' || (!allSpaces && s[0] == ' ' && s[len(s)-1] == ' ') {
+		pad = " "
+	}
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	return fence + pad + s + pad + fence
+}
+
+// codeText is what Quote changes in s: line endings and NUL.
+var codeText = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\x00", "\uFFFD")
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
 }
