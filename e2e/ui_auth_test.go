@@ -161,15 +161,127 @@ func TestUILoginDeniedOnGitHub(t *testing.T) {
 }
 
 // After login the browser returns to the page it came from, on Strata
-// only: a next parameter that names another host lands on the list.
+// only. An attacker's login link carries a next that a browser reads as
+// another origin (the WHATWG URL parser drops tabs and newlines, strips
+// leading spaces and controls, and takes "\\" for "/"): Strata's redirect
+// after GitHub's callback is "/" then, and a page's own next comes back
+// re-encoded. The Location is read as sent, not as Go's client would
+// follow it.
 func TestUILoginReturnsOnlyToStrataPages(t *testing.T) {
 	e := uiEnv(t)
-	for next, want := range map[string]string{"/queue": "/queue", "//evil.example/x": "/", "https://evil.example/": "/", "/\\evil.example": "/"} {
-		res := signIn(t, browser(t), e.Config.PublicURL+"/api/github/auth?next="+url.QueryEscape(next), "alice")
-		res.Body.Close()
-		if got := res.Request.URL; got.Host != strings.TrimPrefix(e.Config.PublicURL, "http://") || got.Path != want {
-			t.Errorf("next=%q ended on %s, want %s on Strata", next, got, want)
+	for _, tc := range []struct{ next, want string }{
+		{"/queue", "/queue"},
+		{"/repos/acme/infra?tab=locks", "/repos/acme/infra?tab=locks"},
+		{"/repos/acme/infra/layers/a%2Fb", "/repos/acme/infra/layers/a%2Fb"},
+		{"//evil.example/x", "/"},
+		{"https://evil.example/", "/"},
+		{"/\\evil.example", "/"},
+		{"/%5Cevil.example", "/"},
+		{"/\t/evil.example", "/"},
+		{"/\t\\evil.example", "/"},
+		{"/\n/evil.example", "/"},
+		{"/\r\n/evil.example", "/"},
+		{"\t//evil.example", "/"},
+		{" //evil.example", "/"},
+		{"\x00//evil.example", "/"},
+		{"/\x00/evil.example", "/"},
+		{"/.//evil.example", "/"},
+		{"/%2F/evil.example", "/"},
+		{"https:evil.example", "/"},
+		{"https:/\\evil.example", "/"},
+		{"//alice@evil.example/queue", "/"},
+	} {
+		c := browser(t)
+		c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if req.URL.Path == "/api/github/auth" && req.URL.Query().Get("code") != "" {
+				return http.ErrUseLastResponse // GitHub's way back, followed below by hand
+			}
+			return nil
 		}
+		res := signIn(t, c, e.Config.PublicURL+"/api/github/auth?next="+url.QueryEscape(tc.next), "alice")
+		res.Body.Close()
+		callback, err := http.NewRequest(http.MethodGet, res.Header.Get("Location"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range c.Jar.Cookies(callback.URL) {
+			callback.AddCookie(k)
+		}
+		// Strata's answer as sent: Go's client would parse its Location
+		// (and refuse a tab in it), a browser reads it otherwise.
+		back, err := http.DefaultTransport.RoundTrip(callback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back.Body.Close()
+		if got := back.Header.Get("Location"); back.StatusCode != http.StatusFound || got != tc.want {
+			t.Errorf("next=%q: %d to %q, want 302 to %q", tc.next, back.StatusCode, got, tc.want)
+		}
+	}
+}
+
+// A site the victim visits posts Strata's forms from the victim's logged-in
+// browser, even with the CSRF token (from a cached page, a proxy's log):
+// the browser says where the post comes from (Sec-Fetch-Site, or Origin
+// where it sends no Sec-Fetch-Site) and Strata refuses it. The same posts
+// from Strata's own pages go through.
+func TestUICrossOriginPostsRefusedEvenWithTheToken(t *testing.T) {
+	e := uiEnv(t)
+	alice := uiLogin(t, e, "alice")
+	alice.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	_, body := fetchPage(t, alice, e.Config.PublicURL+"/")
+	m := csrfInput.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF field on alice's page:\n%s", body)
+	}
+	post := func(path string, header map[string]string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, e.Config.PublicURL+path, strings.NewReader(url.Values{"csrf": {m[1]}}.Encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		res, err := alice.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	const unlock, release = "/repos/acme/infra/layers/network/unlock", "/repos/acme/infra/syncs/dev/release"
+	for _, tc := range []struct {
+		name, path string
+		header     map[string]string
+		want       int
+	}{
+		{"unlock from another site", unlock, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		{"unlock from a sibling subdomain", unlock, map[string]string{"Sec-Fetch-Site": "same-site"}, http.StatusForbidden},
+		{"unlock from another site, said by Origin", unlock, map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+		{"unlock from another port of Strata's host", unlock, map[string]string{"Origin": "http://" + strings.Split(e.Server.Addr(), ":")[0] + ":1"}, http.StatusForbidden},
+		{"unlock from a sandboxed frame", unlock, map[string]string{"Origin": "null"}, http.StatusForbidden},
+		{"release from another site", release, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}, http.StatusForbidden},
+		{"logout from another site", "/logout", map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		// Positive controls: nothing holds the lock or the sync, so the
+		// page says so (303 to it with a flash).
+		{"unlock from Strata's page", unlock, map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": e.Config.PublicURL}, http.StatusSeeOther},
+		{"unlock, said by Origin alone", unlock, map[string]string{"Origin": e.Config.PublicURL}, http.StatusSeeOther},
+		{"release from Strata's page", release, map[string]string{"Sec-Fetch-Site": "same-origin"}, http.StatusSeeOther},
+	} {
+		if got := post(tc.path, tc.header); got != tc.want {
+			t.Errorf("%s (POST %s with the token, %v): %d, want %d", tc.name, tc.path, tc.header, got, tc.want)
+		}
+	}
+	if _, body := fetchPage(t, alice, e.Config.PublicURL+"/"); !strings.Contains(body, "@alice") {
+		t.Fatalf("a refused logout logged alice out:\n%.500s", body)
+	}
+	if got := post("/logout", map[string]string{"Sec-Fetch-Site": "same-origin"}); got != http.StatusSeeOther {
+		t.Errorf("logout from Strata's page: %d, want 303", got)
+	}
+	if res, _ := fetchPage(t, alice, e.Config.PublicURL+"/"); res.StatusCode != http.StatusFound {
+		t.Errorf("still logged in after logout: %d", res.StatusCode)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 
 	"github.com/palantir/go-githubapp/githubapp"
@@ -29,7 +30,7 @@ func (u *UI) oauthHandler() http.Handler {
 	app.OAuth.ClientID, app.OAuth.ClientSecret = cfg.GitHub.ClientID, cfg.GitHub.ClientSecret
 	conf := oauth2.GetConfig(app, nil)
 	params := []oauth2.Param{
-		oauth2.WithStore(&stateStore{secure: u.sessions.secure}),
+		oauth2.WithStore(&stateStore{secure: u.sessions.secure, back: u.returnPath}),
 		oauth2.OnLogin(u.onLogin),
 		oauth2.OnError(u.onLoginError),
 	}
@@ -55,7 +56,7 @@ func (u *UI) onLogin(w http.ResponseWriter, r *http.Request, login *oauth2.Login
 		if uerr == nil && user.GetLogin() != "" {
 			u.sessions.start(w, user.GetLogin(), login.Token.AccessToken)
 			u.opts.Log.Info().Str("user", user.GetLogin()).Msg("logged in to the web UI")
-			http.Redirect(w, r, returnTo(r), http.StatusFound)
+			http.Redirect(w, r, u.returnPath(nextOf(r)), http.StatusFound)
 			return
 		}
 		err = uerr
@@ -85,7 +86,7 @@ type loginData struct {
 }
 
 func (u *UI) loginPage(w http.ResponseWriter, r *http.Request) {
-	u.render(w, http.StatusOK, "login", Page{Title: "Log in", Data: loginData{Enabled: u.login != nil, Next: localPath(r.URL.Query().Get("next"))}})
+	u.render(w, http.StatusOK, "login", Page{Title: "Log in", Data: loginData{Enabled: u.login != nil, Next: u.returnPath(r.URL.Query().Get("next"))}})
 }
 
 func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
@@ -101,17 +102,32 @@ func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-// localPath keeps a return path on this server: "/x", never "//host" or
-// "https://host", so a login link cannot send the user elsewhere.
-func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+// returnPath is the page of this UI a login goes back to, from next (a
+// login link's parameter, anyone's to write): next parsed as a URL, and
+// only its path and query kept and written again, when that path is clean
+// and names a page the UI's own router serves; "/" for anything else.
+//
+// The answer is never next itself. Browsers read a Location by the WHATWG
+// URL standard, not as Go does: they drop tabs and newlines anywhere and
+// leading spaces and controls, and take "\" for "/", so "/<TAB>/evil",
+// "/\evil" or " //evil" may reach another origin. What Strata writes
+// from a parsed path cannot: it starts with one "/", its "\" and
+// controls are percent-encoded, and a next with controls does not parse.
+func (u *UI) returnPath(next string) string {
+	p, err := url.Parse(next)
+	if err != nil || p.Scheme != "" || p.Opaque != "" || p.User != nil || p.Host != "" ||
+		!strings.HasPrefix(p.Path, "/") || path.Clean(p.Path) != p.Path {
 		return "/"
 	}
-	return p
+	back := &url.URL{Path: p.Path, RawPath: p.RawPath, RawQuery: p.Query().Encode()}
+	if _, page := u.mux.Handler(&http.Request{Method: http.MethodGet, URL: back}); page == "" {
+		return "/"
+	}
+	return back.RequestURI()
 }
 
-// returnTo is the page the login began from, as its cookie says.
-func returnTo(r *http.Request) string {
+// nextOf is the next the login began with, as its state cookie keeps it.
+func nextOf(r *http.Request) string {
 	c, err := r.Cookie(stateCookie)
 	if err != nil {
 		return "/"
@@ -121,18 +137,22 @@ func returnTo(r *http.Request) string {
 	if err != nil {
 		return "/"
 	}
-	return localPath(next)
+	return next
 }
 
 // stateStore keeps the OAuth state in a cookie of the browser that began
 // the login: a code that comes back with another state, or to another
 // browser, is refused (no login CSRF).
-type stateStore struct{ secure bool }
+type stateStore struct {
+	secure bool
+	// back is the page to return to after the login, from its next.
+	back func(next string) string
+}
 
 func (s *stateStore) GenerateState(w http.ResponseWriter, r *http.Request) (string, error) {
 	state := randomToken()
 	http.SetCookie(w, &http.Cookie{
-		Name: stateCookie, Value: state + "|" + url.QueryEscape(localPath(r.URL.Query().Get("next"))),
+		Name: stateCookie, Value: state + "|" + url.QueryEscape(s.back(r.URL.Query().Get("next"))),
 		// Lax: the browser sends it on GitHub's redirect back. Ten
 		// minutes: as long as GitHub's code lives.
 		Path: loginRoute, MaxAge: 600, HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode,

@@ -53,26 +53,64 @@ func TestSessionCookie(t *testing.T) {
 	}
 }
 
-func TestLocalPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"":                     "/",
-		"/":                    "/",
-		"/queue":               "/queue",
-		"/repos/a/b?x=1":       "/repos/a/b?x=1",
-		"//evil.example/":      "/",
-		"/\\evil.example":      "/",
-		"https://evil.example": "/",
-		"javascript:alert(1)":  "/",
-		"queue":                "/",
+// routedUI is a UI with its routes and nothing else: what returnPath reads.
+func routedUI() *UI {
+	u := &UI{mux: http.NewServeMux()}
+	u.routes()
+	return u
+}
+
+// A login link's next, as an attacker writes it, comes back as a page of
+// the UI or as "/": never as a string a browser reads as another origin
+// (the WHATWG URL parser drops tabs and newlines, strips leading spaces
+// and controls, and takes "\" for "/").
+func TestReturnPath(t *testing.T) {
+	u := routedUI()
+	for _, tc := range []struct{ next, want string }{
+		{"", "/"},
+		{"/", "/"},
+		{"/queue", "/queue"},
+		{"/repos/a/b?x=1", "/repos/a/b?x=1"},
+		{"/repos/acme/infra/layers/a%2Fb", "/repos/acme/infra/layers/a%2Fb"},
+		{"/runs/12?key=k%2Fv&b=2", "/runs/12?b=2&key=k%2Fv"},
+		{"/repos/a/b?x=<script>", "/repos/a/b?x=%3Cscript%3E"},
+		{"/repos/%5Cevil.example/x", "/repos/%5Cevil.example/x"},
+		{"//evil.example/", "/"},
+		{"///evil.example/", "/"},
+		{"/\\evil.example", "/"},
+		{"/%5Cevil.example", "/"},
+		{"\\/evil.example", "/"},
+		{"/\t/evil.example", "/"},
+		{"/\n/evil.example", "/"},
+		{"/\r/evil.example", "/"},
+		{"\t//evil.example", "/"},
+		{" //evil.example", "/"},
+		{"\x00//evil.example", "/"},
+		{"/\x00/evil.example", "/"},
+		{"/.//evil.example", "/"},
+		{"/./evil.example", "/"},
+		{"/%2F/evil.example", "/"},
+		{"/%2e%2e//evil.example", "/"},
+		{"/queue/../\\evil.example", "/"},
+		{"https://evil.example", "/"},
+		{"https:evil.example", "/"},
+		{"https:/evil.example", "/"},
+		{"HTTPS://evil.example", "/"},
+		{"javascript:alert(1)", "/"},
+		{"//user@evil.example/queue", "/"},
+		{"queue", "/"},
+		{"/static/style.css", "/static/style.css"},
+		{"/repos/a/b/layers/n/unlock", "/"},
+		{"/nothing/here", "/"},
 	} {
-		if got := localPath(in); got != want {
-			t.Errorf("localPath(%q) = %q, want %q", in, got, want)
+		if got := u.returnPath(tc.next); got != tc.want {
+			t.Errorf("returnPath(%q) = %q, want %q", tc.next, got, tc.want)
 		}
 	}
 }
 
 func TestStateStoreBindsTheStateToTheBrowser(t *testing.T) {
-	ss := &stateStore{}
+	ss := &stateStore{back: routedUI().returnPath}
 	rec := httptest.NewRecorder()
 	state, err := ss.GenerateState(rec, httptest.NewRequest(http.MethodGet, "/api/github/auth?next=/queue", nil))
 	if err != nil {
@@ -91,7 +129,7 @@ func TestStateStoreBindsTheStateToTheBrowser(t *testing.T) {
 	if ok, _ := ss.VerifyState(httptest.NewRequest(http.MethodGet, "/", nil), state); ok {
 		t.Error("a browser without the cookie was accepted")
 	}
-	if got := returnTo(back); got != "/queue" {
-		t.Errorf("returnTo = %q, want /queue", got)
+	if got := nextOf(back); got != "/queue" {
+		t.Errorf("nextOf = %q, want /queue", got)
 	}
 }

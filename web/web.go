@@ -59,6 +59,7 @@ type UI struct {
 	repos    *repoCache
 	login    http.Handler // nil without the App's OAuth client
 	streams  *streams
+	xorigin  *http.CrossOriginProtection
 }
 
 // New builds the UI. The session key is derived from the webhook secret,
@@ -75,7 +76,8 @@ func New(opts Options) (*UI, error) {
 	if opts.LogPoll <= 0 {
 		opts.LogPoll = 300 * time.Millisecond
 	}
-	u := &UI{opts: opts, mux: http.NewServeMux(), sessions: sess, repos: newRepoCache(opts.Now), streams: newStreams()}
+	u := &UI{opts: opts, mux: http.NewServeMux(), sessions: sess, repos: newRepoCache(opts.Now), streams: newStreams(),
+		xorigin: crossOrigin(cfg.PublicURL)}
 	if u.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -105,6 +107,10 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "same-origin")
 	if !strings.HasPrefix(r.URL.Path, "/static/") {
 		h.Set("Cache-Control", "no-store")
+	}
+	if err := u.xorigin.Check(r); err != nil {
+		u.refuseCrossOrigin(w, r, err)
+		return
 	}
 	if !public(r.URL.Path) {
 		// Logged out, the UI is the login page: whatever a path would
