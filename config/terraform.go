@@ -38,9 +38,10 @@ type Terraform struct {
 	// SandboxUser is "UID[:GID]", who Terraform runs as when Strata runs
 	// as root; empty means 65534 (nobody).
 	SandboxUser string `yaml:"sandbox_user"`
-	// SandboxMaxABI caps the Landlock ABI the sandbox uses: for tests
-	// only, which play an older kernel with it; no key or variable sets it.
-	SandboxMaxABI int `yaml:"-"`
+	// SandboxTest caps what the sandbox uses: for tests only, which play
+	// an older kernel or a server that is not root; no key or variable
+	// sets it.
+	SandboxTest sandbox.Cap `yaml:"-"`
 	// Env names variables of the server's environment that every layer
 	// gets. Nothing else of the server's environment reaches Terraform.
 	Env []string `yaml:"env"`
@@ -87,7 +88,7 @@ func (t Terraform) SandboxOff() bool { return t.Sandbox == string(sandbox.Off) }
 func (t Terraform) SandboxSettings() sandbox.Settings {
 	mode, _ := sandbox.ParseMode(t.Sandbox)
 	uid, gid, _ := parseUser(t.SandboxUser)
-	return sandbox.Settings{Mode: mode, UID: uid, GID: gid, MaxABI: t.SandboxMaxABI}
+	return sandbox.Settings{Mode: mode, UID: uid, GID: gid, Test: t.SandboxTest}
 }
 
 // parseUser reads "UID[:GID]" (GID defaults to UID); "" is 0, 0: the

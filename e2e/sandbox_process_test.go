@@ -10,6 +10,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
+	"strata.dev/strata/sandbox"
 )
 
 // daemonLayer is a layer whose apply starts, from a local-exec
@@ -128,5 +129,53 @@ func TestAProvisionersProcessesDieWithStrata(t *testing.T) {
 				t.Errorf("a second after Strata was killed, its run's processes %v still run", left)
 			}
 		})
+	}
+}
+
+// A host that lacks protections, played by capping the sandbox here at
+// Linux 6.1's Landlock (ABI 2) for a server that is not root: with
+// `terraform.sandbox: best_effort` the plan and the apply run, and each
+// run's log opens with what it lacks; with `on` the plan is refused, and
+// its check says what is missing and what to do.
+func TestBestEffortNamesWhatIsMissingInEveryRun(t *testing.T) {
+	older := func(mode string) apptest.Options {
+		return apptest.Options{Configure: func(c *config.Server) {
+			c.Terraform.Sandbox = mode
+			c.Terraform.SandboxTest = sandbox.Cap{MaxABI: 2, NotRoot: true}
+		}}
+	}
+	e := startLayers(t, older("best_effort"), map[string]int{network: 1}, nil)
+	e.Repo.SetPermission("alice", "write")
+	pr := e.openPR("grow", "alice", map[string]string{network + "/main.tf": e.layerFile(network, 2)})
+	e.comment(pr.Number, "alice", "/plan")
+	if plan := e.completed(pr.HeadSHA(), networkPlan); plan.Conclusion != "success" {
+		t.Fatalf("plan: %s %q\n%s", plan.Conclusion, plan.Title, plan.Text)
+	}
+	e.comment(pr.Number, "alice", "/apply")
+	if apply := e.completed(pr.HeadSHA(), networkApply); apply.Conclusion != "success" {
+		t.Fatalf("apply: %s %q\n%s", apply.Conclusion, apply.Title, apply.Text)
+	}
+	e.WaitIdle(layersWait)
+	want := "[strata] sandbox best_effort: this run lacks 3 of the sandbox's protections (server config terraform.sandbox: best_effort)\n" +
+		"[strata]   missing no write or truncate of Strata's files: truncate(2) is not restricted below Landlock ABI 3 (this host: 2)"
+	for _, kind := range []string{"layer_plan", "layer_apply"} {
+		logs := runLogs(t, e.Server.Store(), kind, "")
+		if len(logs) == 0 {
+			t.Fatalf("no %s run", kind)
+		}
+		for _, log := range logs {
+			// Before anything of Terraform's (after the slot's line).
+			if i := strings.Index(log, want); i < 0 || i > strings.Index(log, "[strata] terraform ") || !strings.Contains(log, "missing no signal to Strata") || !strings.Contains(log, "missing no process outliving the run") {
+				t.Errorf("the %s log does not open with what it lacks:\n%s", kind, log)
+			}
+		}
+	}
+
+	refused := e.another(t, older("on"))
+	pr2 := refused.openPR("grow-more", "alice", map[string]string{network + "/main.tf": e.layerFile(network, 3)})
+	refused.comment(pr2.Number, "alice", "/plan")
+	plan := refused.completed(pr2.HeadSHA(), networkPlan)
+	if plan.Conclusion != "failure" || !strings.Contains(plan.Summary+plan.Text, "no signal to Strata") || !strings.Contains(plan.Summary+plan.Text, "sandbox: best_effort") {
+		t.Errorf("with on, the plan %s:\n%s\n%s", plan.Conclusion, plan.Summary, plan.Text)
 	}
 }

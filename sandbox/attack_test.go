@@ -91,7 +91,7 @@ var users = []user{{"root", 0}, {"non-root", strataUID}}
 func reportFor(u user, maxABI int) Report {
 	root := u.uid == 0
 	return Protect(Facts{Linux: true, KernelABI: kernelABI(), Root: root, SysAdmin: root, Seccomp: true, UID: u.uid},
-		Settings{Mode: BestEffort, MaxABI: maxABI})
+		Settings{Mode: BestEffort, Test: Cap{MaxABI: maxABI}})
 }
 
 // attack runs the probes as a pull request's program of a server of u.

@@ -84,8 +84,11 @@ func Protect(f Facts, s Settings) Report {
 		return r
 	}
 	r.ABI = f.KernelABI
-	if s.MaxABI > 0 && s.MaxABI < r.ABI {
-		r.ABI = s.MaxABI
+	if s.Test.MaxABI > 0 && s.Test.MaxABI < r.ABI {
+		r.ABI = s.Test.MaxABI
+	}
+	if s.Test.NotRoot {
+		f.Root, f.SysAdmin = false, false
 	}
 	r.Seccomp = f.Seccomp
 	r.PIDNamespace = f.SysAdmin

@@ -38,7 +38,7 @@ func TestProtectSaysWhatKeepsEachPromise(t *testing.T) {
 			"no capabilities, seccomp filter, no_new_privs"}},
 		{"non-root on Linux 6.2 (ABI 3)", user(3), Settings{}, [6]string{"Landlock ABI 3", "Landlock ABI 3", "-", "no capabilities, seccomp filter", "-",
 			"no capabilities, seccomp filter, no_new_privs"}},
-		{"non-root, ABI capped at 5 by a test", user(7), Settings{MaxABI: 5}, [6]string{"Landlock ABI 5", "Landlock ABI 5", "-",
+		{"non-root, ABI capped at 5 by a test", user(7), Settings{Test: Cap{MaxABI: 5}}, [6]string{"Landlock ABI 5", "Landlock ABI 5", "-",
 			"no capabilities, seccomp filter", "-", "no capabilities, seccomp filter, no_new_privs"}},
 		{"non-root without Landlock nor seccomp", Facts{Linux: true, UID: 1000}, Settings{Mode: BestEffort}, [6]string{"-", "-", "-",
 			"no capabilities", "-", "no capabilities, no_new_privs"}},

@@ -71,10 +71,19 @@ type Settings struct {
 	// UID and GID are the separate user Terraform runs as when the server
 	// is root (`terraform.sandbox_user`); zero means DefaultUser.
 	UID, GID int
-	// MaxABI caps the Landlock ABI the sandbox uses below the kernel's:
-	// set by tests only (no config key reaches it), to show what an older
-	// kernel gives. Zero means the kernel's.
+	// Test caps what the sandbox uses below what the host gives.
+	Test Cap
+}
+
+// Cap is set by tests only (no config key or variable reaches it), to play
+// an older kernel or a server that is not root on this host.
+type Cap struct {
+	// MaxABI caps the Landlock ABI; zero means the kernel's.
 	MaxABI int
+	// NotRoot uses no separate user and no PID namespace, as for a server
+	// that is not root: Terraform runs as the server's uid, without
+	// capabilities.
+	NotRoot bool
 }
 
 // Credential is a user and group.
