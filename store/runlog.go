@@ -334,3 +334,12 @@ func (s *Store) LogFrom(ctx context.Context, id int64, offset int) (LogPart, err
 	p.Text = b.String()
 	return p, err
 }
+
+// LogSQL is a run's whole log as an SQL expression over the runs table,
+// for tests and benchmarks that read logs in their own queries.
+func (s *Store) LogSQL() string {
+	if s.dialect == Postgres {
+		return `coalesce((SELECT string_agg(c.text, '' ORDER BY c.seq) FROM run_log_chunks c WHERE c.run_id = runs.id), '')`
+	}
+	return `coalesce((SELECT group_concat(c.text, '' ORDER BY c.seq) FROM run_log_chunks c WHERE c.run_id = runs.id), '')`
+}

@@ -193,3 +193,25 @@ func TestMigrationMovesOldLogsToChunks(t *testing.T) {
 		})
 	}
 }
+
+// LogSQL reads the log a query of the runs table selects, in order.
+func TestLogSQL(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			st, id, _ := logStore(t, d)
+			for i := range 20 {
+				if err := st.AppendLog(ctx, id, strings.Repeat(string(rune('a'+i)), 1+i%3)+"\n"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var log string
+			if err := st.DB().QueryRow(`SELECT `+st.LogSQL()+` FROM runs`).Scan(&log); err != nil {
+				t.Fatal(err)
+			}
+			if want := "a\nbb\nccc\nd\nee\nfff\ng\nhh\niii\nj\nkk\nlll\nm\nnn\nooo\np\nqq\nrrr\ns\ntt\n"; log != want {
+				t.Errorf("log = %q, want %q", log, want)
+			}
+		})
+	}
+}

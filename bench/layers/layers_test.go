@@ -164,7 +164,7 @@ func phasesOf(t *testing.T, env *apptest.Env, start, done time.Time) breakdown {
 	t0 := start.UnixMilli()
 	// A comment's job knows no head commit: the runs are those that
 	// started after the delivery (each iteration waits for the last).
-	rows, err := st.DB().Query(st.Rebind(`SELECT kind, started_at, finished_at, log FROM runs WHERE started_at >= ? ORDER BY id`), t0)
+	rows, err := st.DB().Query(st.Rebind(`SELECT kind, started_at, finished_at, `+st.LogSQL()+` FROM runs WHERE started_at >= ? ORDER BY id`), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func cpu(who int) time.Duration {
 func planSteps(t *testing.T, env *apptest.Env, start time.Time) string {
 	st := env.Server.Store()
 	var log string
-	err := st.DB().QueryRow(st.Rebind(`SELECT log FROM runs WHERE kind = 'layer_plan' AND started_at >= ? ORDER BY id DESC LIMIT 1`), start.UnixMilli()).Scan(&log)
+	err := st.DB().QueryRow(st.Rebind(`SELECT `+st.LogSQL()+` FROM runs WHERE kind = 'layer_plan' AND started_at >= ? ORDER BY id DESC LIMIT 1`), start.UnixMilli()).Scan(&log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func planSteps(t *testing.T, env *apptest.Env, start time.Time) string {
 // took, on average per command.
 func stepTimes(t *testing.T, env *apptest.Env, head string) map[string]time.Duration {
 	st := env.Server.Store()
-	rows, err := st.DB().Query(st.Rebind(`SELECT log FROM runs WHERE kind = 'layer_plan' AND head_sha = ?`), head)
+	rows, err := st.DB().Query(st.Rebind(`SELECT `+st.LogSQL()+` FROM runs WHERE kind = 'layer_plan' AND head_sha = ?`), head)
 	if err != nil {
 		t.Fatal(err)
 	}
