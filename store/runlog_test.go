@@ -206,7 +206,7 @@ func TestLogSQL(t *testing.T) {
 				}
 			}
 			var log string
-			if err := st.DB().QueryRow(`SELECT `+st.LogSQL()+` FROM runs`).Scan(&log); err != nil {
+			if err := st.DB().QueryRow(`SELECT ` + st.LogSQL() + ` FROM runs`).Scan(&log); err != nil {
 				t.Fatal(err)
 			}
 			if want := "a\nbb\nccc\nd\nee\nfff\ng\nhh\niii\nj\nkk\nlll\nm\nnn\nooo\np\nqq\nrrr\ns\ntt\n"; log != want {

@@ -231,4 +231,3 @@ func waitPlanned(t *testing.T, env *apptest.Env, sha, name string, after int64) 
 	t.Fatalf("check %s not completed", name)
 	return time.Time{}
 }
-
