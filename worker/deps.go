@@ -173,7 +173,6 @@ func (d *Deps) AppendLog(ctx context.Context, text string, redactWith func(strin
 	Warn(ctx, d.Store.AppendLog(context.WithoutCancel(ctx), id, redactWith(text)), "append to the run's log")
 }
 
-
 // Warn logs an error that a job goes on without (a check it could not
 // update, a log line it could not store), with the job's kind, repository
 // and PR from the queue; nil is not logged.
