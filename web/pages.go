@@ -21,6 +21,7 @@ func (u *UI) pageRoutes() {
 	u.mux.HandleFunc("GET /runs/{id}", u.runPage)
 	u.mux.HandleFunc("GET /runs/{id}/events", u.runEvents)
 	u.mux.HandleFunc("GET /queue", u.queuePage)
+	u.mux.HandleFunc("GET /sandbox", u.sandboxPage)
 }
 
 // pathRepo is the repository a page's path names, when the viewer may see
