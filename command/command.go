@@ -10,6 +10,7 @@ package command
 
 import (
 	"fmt"
+	"strata.dev/strata/words"
 	"strings"
 	"time"
 )
@@ -81,7 +82,7 @@ func (c Takeover) String() string {
 		args = append(args, c.Sync)
 	}
 	if c.Duration != 0 {
-		args = append(args, c.Duration.String())
+		args = append(args, words.Duration(c.Duration))
 	}
 	return render(c.Name(), args...)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"gopkg.in/yaml.v3"
+	"strata.dev/strata/words"
 )
 
 // Drift asks Strata to plan a layer's default branch on a schedule and
@@ -41,7 +42,7 @@ func ParseDriftSchedule(s string) (Drift, error) {
 	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	t1 := sched.Next(t0)
 	if gap := sched.Next(t1).Sub(t1); gap < MinDriftInterval {
-		return Drift{}, fmt.Errorf("schedule %q runs every %s: drift detection runs at most every %s", s, gap, MinDriftInterval)
+		return Drift{}, fmt.Errorf("schedule %q runs every %s: drift detection runs at most every %s", s, words.Duration(gap), words.Duration(MinDriftInterval))
 	}
 	return Drift{Schedule: s, Enabled: true, every: sched}, nil
 }

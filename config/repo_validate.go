@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"strata.dev/strata/command"
+	"strata.dev/strata/words"
 )
 
 // PathChecker answers whether a repo-relative, slash-separated path exists in
@@ -182,7 +183,7 @@ func (v *repoValidator) syncs(syncs []Sync) {
 		if t.Default <= 0 || t.Max <= 0 {
 			v.add(s.Line, "takeover durations of %s must be positive", where)
 		} else if t.Default > t.Max {
-			v.add(s.Line, "takeover default %s of %s is longer than its max %s", t.Default, where, t.Max)
+			v.add(s.Line, "takeover default %s of %s is longer than its max %s", words.Duration(t.Default), where, words.Duration(t.Max))
 		}
 	}
 }

@@ -132,7 +132,7 @@ func TestValidate(t *testing.T) {
 				`.strata.yaml:3: dest repo "not a repo" of sync "a" must be owner/name`,
 				`.strata.yaml:3: dest branch "x..y" of sync "a" is not a valid branch name`,
 				`.strata.yaml:3: dest path "../up" of sync "a": path leaves the repository`,
-				`.strata.yaml:3: takeover default 24h0m0s of sync "a" is longer than its max 12h0m0s`,
+				`.strata.yaml:3: takeover default 1d of sync "a" is longer than its max 12h`,
 			},
 		},
 		{

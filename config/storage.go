@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"strata.dev/strata/seal"
+	"strata.dev/strata/words"
 )
 
 // Storage is what Strata keeps on disk and in its database: how saved plans
@@ -85,7 +86,7 @@ func (s *Storage) problems() []string {
 		}
 	}
 	if s.Retention < minRetention {
-		out = append(out, fmt.Sprintf("STRATA_RETENTION (retention) %s is shorter than 72h: GitHub redelivers webhooks for 3 days", s.Retention))
+		out = append(out, fmt.Sprintf("STRATA_RETENTION (retention) %s is shorter than 72h: GitHub redelivers webhooks for 3 days", words.Duration(s.Retention)))
 	}
 	if s.SourceCacheMaxBytes < 0 {
 		out = append(out, "source_cache_max_bytes must not be negative")

@@ -36,7 +36,7 @@ func TestSyncsTakeoverLifecycle(t *testing.T) {
 
 	e.comment(pr.Number, "alice", "/takeover dev 30h")
 	reply := e.commentWith(pr.Number, "took over `dev`")
-	if !strings.Contains(reply.Body, "capped at the sync's maximum, 12h0m0s") {
+	if !strings.Contains(reply.Body, "capped at the sync's maximum, 12h)") {
 		t.Errorf("reply = %q", reply.Body)
 	}
 	head := pr.HeadSHA()

@@ -173,7 +173,7 @@ func TestSyncsPreviewOnPR(t *testing.T) {
 	pr := e.Repo.OpenPR("scale", "main", "alice")
 	e.Deliver(e.Repo.PullRequestEvent("opened", pr.Number))
 	cr := e.completed(pr.HeadSHA(), devHydrate)
-	if cr.Conclusion != "success" || cr.Title != "1 files would change" || cr.ExternalID != "pr:1" {
+	if cr.Conclusion != "success" || cr.Title != "1 file would change" || cr.ExternalID != "pr:1" {
 		t.Fatalf("preview = %s %q %q\n%s", cr.Conclusion, cr.Title, cr.ExternalID, cr.Summary)
 	}
 	if !strings.Contains(cr.Text, "-  replicas: 3") || !strings.Contains(cr.Text, "+  replicas: 7") || strings.Contains(cr.Text, "-    strata.dev/source-commit") {

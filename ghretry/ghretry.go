@@ -12,6 +12,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strata.dev/strata/words"
 	"sync"
 	"time"
 )
@@ -117,7 +118,7 @@ func (e *LimitError) Error() string {
 		what = "rate limit"
 	}
 	s := fmt.Sprintf("GitHub's %s lasts until %s, longer than this request may wait (%v)",
-		what, e.Until.UTC().Format(time.RFC3339), e.Allowed.Round(time.Second))
+		what, e.Until.UTC().Format(time.RFC3339), words.Duration(e.Allowed))
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
@@ -203,7 +204,7 @@ func (t *Transport) send(req *http.Request, attempt int) (*http.Response, error)
 	if err != nil {
 		cancel()
 		if req.Context().Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer within %v: %w", t.opts.AttemptTimeout, err)
+			err = fmt.Errorf("no answer within %s: %w", words.Duration(t.opts.AttemptTimeout), err)
 		}
 		return nil, err
 	}

@@ -238,7 +238,7 @@ func TestLimitBeyondMaxWaitFailsClearly(t *testing.T) {
 	if !errors.As(err, &le) || le.Reason != PrimaryRateLimit || !le.Until.Equal(c.Now().Add(time.Hour)) {
 		t.Fatalf("err = %v, want a primary LimitError until the reset", err)
 	}
-	if !strings.Contains(err.Error(), "API rate limit exceeded for installation ID 5151") || !strings.Contains(err.Error(), "15m0s") {
+	if !strings.Contains(err.Error(), "API rate limit exceeded for installation ID 5151") || !strings.Contains(err.Error(), "may wait (15m)") {
 		t.Errorf("error does not say what and how long: %v", err)
 	}
 	if _, _, err := h.do(t, context.Background(), "POST", `{}`); !errors.As(err, &le) {

@@ -9,6 +9,7 @@ import (
 	"strata.dev/strata/command"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/report"
+	"strata.dev/strata/words"
 	"strata.dev/strata/worker"
 )
 
@@ -44,7 +45,7 @@ func cancelReply(user string, plans, applies []string) string {
 	if len(plans) == 0 {
 		fmt.Fprintf(&b, "@%s this pull request has no queued or running plan to cancel.", user)
 	} else {
-		fmt.Fprintf(&b, "@%s cancelled the queued and running %s of this pull request:\n\n", user, report.Plural(len(plans), "plan", "plans"))
+		fmt.Fprintf(&b, "@%s cancelled the queued and running %s of this pull request:\n\n", user, words.Plural(len(plans), "plan", "plans"))
 		for _, l := range plans {
 			fmt.Fprintf(&b, "- `%s`\n", l)
 		}
@@ -52,7 +53,7 @@ func cancelReply(user string, plans, applies []string) string {
 	}
 	if len(applies) > 0 {
 		fmt.Fprintf(&b, "\n\nNot cancelled: the %s of %s, which started. An apply that started is never interrupted.",
-			report.Plural(len(applies), "apply", "applies"), report.Names(applies))
+			words.Plural(len(applies), "apply", "applies"), report.Names(applies))
 	}
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/report"
+	"strata.dev/strata/words"
 )
 
 // layerOutcome is what a layer's part of a plan comment reports.
@@ -91,7 +92,7 @@ func renderPlans(layers []layerReport, texts []string) string {
 			failed++
 		}
 	}
-	fmt.Fprintf(&b, "**Terraform plan:** %d %s, %d with changes", len(layers), report.Plural(len(layers), "layer", "layers"), changed)
+	fmt.Fprintf(&b, "**Terraform plan:** %d %s, %d with changes", len(layers), words.Plural(len(layers), "layer", "layers"), changed)
 	if failed > 0 {
 		fmt.Fprintf(&b, ", %d failed", failed)
 	}

@@ -12,6 +12,7 @@ import (
 	"strata.dev/strata/report"
 	"strata.dev/strata/sandbox"
 	"strata.dev/strata/store"
+	"strata.dev/strata/words"
 )
 
 // The decisions of the layers capability, as pure functions of facts the
@@ -188,7 +189,7 @@ func unmetRequirement(reqs []config.ApplyRequirement, f requirementFacts) string
 		case config.Undiverged:
 			if f.BehindBy > 0 {
 				return fmt.Sprintf("it requires the branch to contain the tip of %s, which is %d %s ahead; update the branch and plan again",
-					f.BaseRef, f.BehindBy, report.Plural(f.BehindBy, "commit", "commits"))
+					f.BaseRef, f.BehindBy, words.Plural(f.BehindBy, "commit", "commits"))
 			}
 		}
 	}

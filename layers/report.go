@@ -14,6 +14,7 @@ import (
 	"strata.dev/strata/redact"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
+	"strata.dev/strata/words"
 	"strata.dev/strata/worker"
 )
 
@@ -205,7 +206,7 @@ func updateApplied(ctx context.Context, d *worker.Deps, rep *report.Reporter, re
 		c.Summary = fmt.Sprintf("Applied at this commit: %s.", report.Names(applied))
 	} else {
 		c.Status = "in_progress"
-		c.Title = fmt.Sprintf("%d %s to apply", len(pending), report.Plural(len(pending), "layer", "layers"))
+		c.Title = fmt.Sprintf("%d %s to apply", len(pending), words.Plural(len(pending), "layer", "layers"))
 		c.Summary = fmt.Sprintf("Planned with changes and not applied yet: %s. Comment `/apply` to apply them.", report.Names(pending))
 	}
 	// A completed check cannot go back to in progress: a new one replaces it.

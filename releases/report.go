@@ -6,6 +6,7 @@ import (
 	"strata.dev/strata/engine/helm"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/report"
+	"strata.dev/strata/words"
 )
 
 // releaseCheck is a completed Helm test as its check shows it: the engine's
@@ -16,7 +17,7 @@ func releaseCheck(a jobs.ReleaseTest, r *helm.Report) report.Check {
 		a.HeadSHA, a.User, a.Release.Cluster, a.Target)
 	c := report.Check{
 		Conclusion: "success",
-		Title:      fmt.Sprintf("Passed: %d %s at revision %d", len(r.Hooks), report.Plural(len(r.Hooks), "test", "tests"), r.Revision),
+		Title:      fmt.Sprintf("Passed: %d %s at revision %d", len(r.Hooks), words.Plural(len(r.Hooks), "test", "tests"), r.Revision),
 		Summary:    r.Markdown(report.MaxCheckOutput-len(footer)) + footer,
 		Actions:    helmTestActions,
 	}

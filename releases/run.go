@@ -17,6 +17,7 @@ import (
 	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
+	"strata.dev/strata/words"
 	"strata.dev/strata/worker"
 )
 
@@ -189,11 +190,11 @@ func runLog(res *helm.Report, err error) string {
 	}
 	for _, h := range res.UpgradeHooks {
 		fmt.Fprintf(&b, "[strata] %s hook %s: %s, started %s, took %s %s\n", h.Event, h.Name, h.Phase,
-			h.Started.UTC().Format(time.RFC3339Nano), h.Duration, h.Err)
+			h.Started.UTC().Format(time.RFC3339Nano), words.Duration(h.Duration), h.Err)
 	}
 	for _, h := range res.Hooks {
 		fmt.Fprintf(&b, "[strata] hook %s: %s, started %s, took %s %s\n", h.Name, h.Phase,
-			h.Started.UTC().Format(time.RFC3339Nano), h.Duration, h.Err)
+			h.Started.UTC().Format(time.RFC3339Nano), words.Duration(h.Duration), h.Err)
 	}
 	b.WriteString(res.Markdown(16 << 20))
 	if j, err := json.Marshal(res.Writes); err == nil {

@@ -32,11 +32,3 @@ func Names(names []string) string {
 	}
 	return strings.Join(quoted, ", ")
 }
-
-// Plural picks one or many by n.
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

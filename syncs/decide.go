@@ -15,6 +15,7 @@ import (
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
+	"strata.dev/strata/words"
 )
 
 // The decisions of the syncs capability, as functions of facts the caller
@@ -59,7 +60,7 @@ func decideTakeover(pr pull.Context, syncs []config.Sync, cmd command.Takeover) 
 		start.Duration = s.Takeover.Default
 	}
 	if start.Duration > s.Takeover.Max {
-		start.Duration, start.Capped = s.Takeover.Max, fmt.Sprintf(" (capped at the sync's maximum, %s)", s.Takeover.Max)
+		start.Duration, start.Capped = s.Takeover.Max, fmt.Sprintf(" (capped at the sync's maximum, %s)", words.Duration(s.Takeover.Max))
 	}
 	return start
 }

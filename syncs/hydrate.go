@@ -18,6 +18,7 @@ import (
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
+	"strata.dev/strata/words"
 	"strata.dev/strata/worker"
 )
 
@@ -229,13 +230,13 @@ func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, 
 	var b strings.Builder
 	title := "No changes"
 	if out.Commit != "" {
-		title = fmt.Sprintf("%d resources, %d files changed", res.Resources, len(out.Changes))
-		fmt.Fprintf(&b, "Hydrated `%s` (`%s`) at %s into [`%s` %s](%s): **%d resources**, **%d files changed**.\n\n",
+		title = fmt.Sprintf("%s, %s changed", words.Count(res.Resources, "resource", "resources"), words.Count(len(out.Changes), "file", "files"))
+		fmt.Fprintf(&b, "Hydrated `%s` (`%s`) at %s into [`%s` %s](%s): **%s**, **%s changed**.\n\n",
 			name, spec.Source, report.Short(sha), dest.Branch+":"+dest.Path, report.Short(out.Commit), d.CommitURL(spec.DestRepo, out.Commit),
-			res.Resources, len(out.Changes))
+			words.Count(res.Resources, "resource", "resources"), words.Count(len(out.Changes), "file", "files"))
 	} else {
-		fmt.Fprintf(&b, "Hydrated `%s` (`%s`) at %s: **%d resources**; `%s` already holds them, so nothing was committed.\n\n",
-			name, spec.Source, report.Short(sha), res.Resources, dest.Branch+":"+dest.Path)
+		fmt.Fprintf(&b, "Hydrated `%s` (`%s`) at %s: **%s**; `%s` already holds them, so nothing was committed.\n\n",
+			name, spec.Source, report.Short(sha), words.Count(res.Resources, "resource", "resources"), dest.Branch+":"+dest.Path)
 	}
 	if len(res.Kinds) > 0 {
 		fmt.Fprintf(&b, "Kinds: %s\n\n", strings.Join(res.Kinds, ", "))

@@ -13,6 +13,7 @@ import (
 	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/report"
+	"strata.dev/strata/words"
 	"strata.dev/strata/worker"
 )
 
@@ -69,14 +70,14 @@ func (w *syncPreviewWorker) Work(ctx context.Context, job *river.Job[jobs.SyncPr
 	}
 	diff := hydrate.Diff(old, head.Files)
 	if diff == "" {
-		return finish("success", "No changes", fmt.Sprintf("%sHydrating `%s` at %s gives the same %d resources as the base %s.",
-			baseNote, a.Target, report.Short(a.HeadSHA), head.Resources, report.Short(base)), "")
+		return finish("success", "No changes", fmt.Sprintf("%sHydrating `%s` at %s gives the same %s as the base %s.",
+			baseNote, a.Target, report.Short(a.HeadSHA), words.Count(head.Resources, "resource", "resources"), report.Short(base)), "")
 	}
 	files := changedNames(old, head.Files)
 	dest := destOf(a.Sync)
-	summary := fmt.Sprintf("%sMerging this pull request would change **%d files** under `%s` of `%s` (%d resources, base %s). "+
-		"Nothing was committed.", baseNote, files, dest.Path, dest.Branch, head.Resources, report.Short(base))
-	return finish("success", fmt.Sprintf("%d files would change", files), summary, diffText(diff))
+	summary := fmt.Sprintf("%sMerging this pull request would change **%s** under `%s` of `%s` (%s, base %s). "+
+		"Nothing was committed.", baseNote, words.Count(files, "file", "files"), dest.Path, dest.Branch, words.Count(head.Resources, "resource", "resources"), report.Short(base))
+	return finish("success", words.Count(files, "file", "files")+" would change", summary, diffText(diff))
 }
 
 // diffText is the diff as a code block that fits in a check's text: cut

@@ -22,6 +22,7 @@ import (
 
 	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
+	"strata.dev/strata/words"
 	"strata.dev/strata/worker"
 )
 
@@ -148,6 +149,7 @@ func parsePages() (map[string]*template.Template, error) {
 		"at":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
 		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"duration": duration,
+		"count":    words.Count,
 		"short":    report.Short,
 		"pathEsc":  url.PathEscape, // one path segment: a layer's name may hold "/"
 		"state":    stateName,
@@ -227,8 +229,8 @@ func duration(from, to time.Time) string {
 		to = time.Now()
 	}
 	d := to.Sub(from).Round(time.Second)
-	if d < time.Minute {
-		return d.String()
+	if d >= time.Minute {
+		d = d.Round(time.Minute) // a run's length to the minute is enough in a table
 	}
-	return d.Round(time.Minute).String()
+	return words.Duration(d)
 }

@@ -309,9 +309,10 @@ func stepTimes(t *testing.T, env *apptest.Env, head string) map[string]time.Dura
 			if !ok {
 				continue
 			}
-			cmd, ms, ok := strings.Cut(strings.TrimSuffix(rest, " ms"), " took ")
-			if v, err := strconv.Atoi(ms); ok && err == nil {
-				sum[cmd] += time.Duration(v) * time.Millisecond
+			// "[strata] terraform plan -out ... took 850ms" (words.Duration).
+			cmd, took, ok := strings.Cut(rest, " took ")
+			if d, err := time.ParseDuration(took); ok && err == nil {
+				sum[cmd] += d
 				count[cmd]++
 			}
 		}

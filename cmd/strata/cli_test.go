@@ -100,7 +100,7 @@ func TestResultsGoToStdout(t *testing.T) {
 		want string
 	}{
 		{[]string{"version"}, "strata dev\nsandbox: "},
-		{[]string{"config", "validate", repo}, ".strata.yaml is valid: 1 layers, 0 syncs, 0 releases\n"},
+		{[]string{"config", "validate", repo}, ".strata.yaml is valid: 1 layer, 0 syncs, 0 releases\n"},
 		{[]string{"config", "validate", t.TempDir()}, "has no .strata.yaml"},
 	} {
 		code, tr := cli(t, "", tc.args...)
@@ -215,7 +215,7 @@ func TestRunApplyAsksFirst(t *testing.T) {
 	stdinIsTerminal = func(io.Reader) bool { return true }
 	defer func() { stdinIsTerminal = old }()
 	code, tr := cli(t, "y\n", "run", "apply", "--repo", root, "good", "quiet")
-	if want := "Will apply:\n  good: 1 to add, 0 to change, 0 to destroy\nWill not apply:\n  ➖ quiet: not applied: no changes\nApply these 1 layers? Only 'yes' is accepted: "; !strings.Contains(tr.err.String(), want) {
+	if want := "Will apply:\n  good: 1 to add, 0 to change, 0 to destroy\nWill not apply:\n  ➖ quiet: not applied: no changes\nApply this layer? Only 'yes' is accepted: "; !strings.Contains(tr.err.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, tr.err.String())
 	}
 	if code != 1 || !strings.Contains(tr.out.String(), "- ⏸️ `good`: not applied: not confirmed") {

@@ -16,6 +16,7 @@ import (
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/redact"
 	"strata.dev/strata/report"
+	"strata.dev/strata/words"
 )
 
 // applyState is what became of a layer in `strata run apply`.
@@ -152,7 +153,7 @@ func applyLayers(ctx context.Context, cmd *cobra.Command, yes bool, root string,
 	}
 	fmt.Fprintln(out)
 	if notApplied > 0 {
-		return fmt.Errorf("%d of %d layers not applied", notApplied, len(outcomes))
+		return fmt.Errorf("%d of %s not applied", notApplied, words.Count(len(outcomes), "layer", "layers"))
 	}
 	return nil
 }
@@ -174,7 +175,7 @@ func confirm(in io.Reader, log io.Writer, outcomes []layerOutcome, n int) bool {
 			}
 		}
 	}
-	fmt.Fprintf(log, "Apply these %d layers? Only 'yes' is accepted: ", n)
+	fmt.Fprint(log, words.Plural(n, "Apply this layer?", fmt.Sprintf("Apply these %d layers?", n)), " Only 'yes' is accepted: ")
 	answer, _ := bufio.NewReader(in).ReadString('\n')
 	return strings.TrimSpace(answer) == "yes"
 }

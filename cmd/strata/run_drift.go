@@ -11,6 +11,7 @@ import (
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/redact"
+	"strata.dev/strata/words"
 )
 
 // Exit codes of `strata run drift`.
@@ -109,9 +110,9 @@ func runDrift(ctx context.Context, out io.Writer, repoDir string, names []string
 	}
 	switch {
 	case failed > 0:
-		return fmt.Errorf("%d of %d layers failed to plan", failed, len(picked))
+		return fmt.Errorf("%d of %s failed to plan", failed, words.Count(len(picked), "layer", "layers"))
 	case drifted > 0:
-		return &exitError{code: exitDrifted, msg: fmt.Sprintf("%d of %d layers drifted", drifted, len(picked))}
+		return &exitError{code: exitDrifted, msg: fmt.Sprintf("%d of %s drifted", drifted, words.Count(len(picked), "layer", "layers"))}
 	}
 	return nil
 }

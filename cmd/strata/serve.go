@@ -14,6 +14,7 @@ import (
 
 	"strata.dev/strata/app"
 	"strata.dev/strata/config"
+	"strata.dev/strata/words"
 )
 
 func init() {
@@ -92,6 +93,7 @@ func validateRepo(cmd *cobra.Command, dir string) error {
 	if err := repo.Validate(config.DirFS(dir)); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: %d layers, %d syncs, %d releases\n", config.RepoFile, len(repo.Layers), len(repo.Syncs), len(repo.Releases))
+	fmt.Fprintf(cmd.OutOrStdout(), "%s is valid: %s, %s, %s\n", config.RepoFile,
+		words.Count(len(repo.Layers), "layer", "layers"), words.Count(len(repo.Syncs), "sync", "syncs"), words.Count(len(repo.Releases), "release", "releases"))
 	return nil
 }

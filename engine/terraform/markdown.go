@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/words"
 )
 
 // maxListed caps each list of addresses in a summary.
@@ -20,7 +21,7 @@ func (r *PlanResult) Summary() string {
 		s = fmt.Sprintf("%d to import, %s", r.Import, s)
 	}
 	if r.Add+r.Change+r.Destroy+r.Import == 0 && len(r.Outputs) > 0 {
-		s += fmt.Sprintf(", %d output %s to change", len(r.Outputs), plural(len(r.Outputs), "value", "values"))
+		s += fmt.Sprintf(", %d output %s to change", len(r.Outputs), words.Plural(len(r.Outputs), "value", "values"))
 	}
 	return s
 }
@@ -67,13 +68,6 @@ func codeList(items []string) string {
 		s += fmt.Sprintf(" and %d more", len(items)-len(shown))
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // LayerReport is one layer's part of a plan comment: a plan or an error.
@@ -135,7 +129,7 @@ func render(layers []LayerReport, texts []string) string {
 			changed++
 		}
 	}
-	fmt.Fprintf(&b, "**Terraform plan:** %d %s, %d with changes", len(layers), plural(len(layers), "layer", "layers"), changed)
+	fmt.Fprintf(&b, "**Terraform plan:** %d %s, %d with changes", len(layers), words.Plural(len(layers), "layer", "layers"), changed)
 	if failed > 0 {
 		fmt.Fprintf(&b, ", %d failed", failed)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"strata.dev/strata/words"
 )
 
 // BinaryEnv names the environment variable that selects the Terraform binary.
@@ -140,7 +141,6 @@ func newSession(ctx context.Context, s Setup) (_ *session, err error) {
 	if ss.log == nil {
 		ss.log = io.Discard
 	}
-	tf.SetStdout(io.Discard)
 	if l.report != nil {
 		// First in the log: what this run lacks of the sandbox, if anything.
 		fmt.Fprint(ss.log, l.report.RunLog())
@@ -148,6 +148,7 @@ func newSession(ctx context.Context, s Setup) (_ *session, err error) {
 	if err := ss.handOver(); err != nil {
 		return nil, err
 	}
+	tf.SetStdout(io.Discard)
 	tf.SetStderr(&ss.stderr)
 	v, _, err := tf.Version(ctx, false)
 	if err != nil {
@@ -187,12 +188,12 @@ func (s *session) step(command string, run func() error) error {
 	name := s.setup.Kind.command()
 	fmt.Fprintf(s.log, "$ %s %s\n", name, command)
 	s.stderr.Reset()
-	start := time.Now()
 	if err := s.handOver(); err != nil {
 		return err
 	}
+	start := time.Now()
 	err := run()
-	fmt.Fprintf(s.log, "[strata] %s %s took %d ms\n", name, command, time.Since(start).Milliseconds())
+	fmt.Fprintf(s.log, "[strata] %s %s took %s\n", name, command, words.Duration(time.Since(start)))
 	if err == nil {
 		return nil
 	}
