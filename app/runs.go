@@ -26,7 +26,7 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	run, err := s.store.Run(r.Context(), id)
+	run, err := s.store.RunRecord(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		http.NotFound(w, r)
 		return
@@ -57,5 +57,9 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) {
 	if !run.FinishedAt.IsZero() {
 		fmt.Fprintf(w, "finished: %s\n", run.FinishedAt.Format(time.RFC3339))
 	}
-	fmt.Fprintf(w, "\n%s", run.Log)
+	fmt.Fprint(w, "\n")
+	// A chunk at a time: a log of tens of MB is never held whole.
+	if err := s.store.WriteLog(r.Context(), id, w); err != nil {
+		s.log.Warn().Err(err).Int64("run", id).Msg("serve a run's log")
+	}
 }

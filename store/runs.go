@@ -71,14 +71,21 @@ func (s *Store) StartRun(ctx context.Context, r Run) (*Run, error) {
 
 // Run returns one run by id, with its whole log.
 func (s *Store) Run(ctx context.Context, id int64) (*Run, error) {
-	r, err := scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
+	r, err := s.RunRecord(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	r.Log, err = s.Log(ctx, id)
+	return r, err
+}
+
+// RunRecord returns one run by id without its log, for a reader that
+// streams the log (WriteLog) instead of holding it.
+func (s *Store) RunRecord(ctx context.Context, id int64) (*Run, error) {
+	r, err := scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
 	return r, err
 }
 
