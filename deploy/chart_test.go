@@ -150,7 +150,7 @@ func TestChartDefaults(t *testing.T) {
 		t.Errorf("the App's Secret must be optional until setup is done: %v", get(c, "envFrom"))
 	}
 	pod := get(sts, "spec", "template", "spec")
-	if get(pod, "securityContext", "fsGroup") != 65532 || get(pod, "securityContext", "runAsUser") != 65532 {
+	if get(pod, "securityContext", "fsGroup") != 10001 || get(pod, "securityContext", "runAsUser") != 10001 {
 		t.Errorf("pod securityContext = %v, want the image's user and its fsGroup", get(pod, "securityContext"))
 	}
 	if get(c, "resources", "requests", "memory") == nil || get(c, "resources", "limits", "memory") == nil {
@@ -274,7 +274,7 @@ func TestChartConfigAndKubeconfigs(t *testing.T) {
 	}
 	r := mustRender(t, map[string]any{"config": cfg, "kubeconfigsSecret": "strata-kubeconfigs"})
 	c := r.container(t)
-	if args := get(c, "args"); len(args.([]any)) != 2 || get(args, 1) != "/etc/strata/config.yaml" {
+	if args := get(c, "args"); len(args.([]any)) != 3 || get(args, 0) != "serve" || get(args, 2) != "/etc/strata/config.yaml" {
 		t.Errorf("args = %v", args)
 	}
 	mounts := map[string]any{}
