@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"bufio"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -298,4 +300,78 @@ func TestEachKernelKeepsItsPromisesOrSaysSo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The server dies (SIGKILL) while a run's program and the daemon it
+// started run -> within a second every process of the run is gone, as
+// root and as non-root: the supervisor's parent-death signal ends the run.
+// Unconfined (the control), the program and its daemon run on.
+func TestARunDiesWithItsServer(t *testing.T) {
+	requireLandlock(t)
+	for _, tc := range []struct {
+		user          user
+		off           bool
+		before, after int
+	}{{users[0], false, 3, 0}, {users[1], false, 3, 0}, {users[0], true, 2, 2}} {
+		t.Run(tc.user.name+map[bool]string{true: " unconfined control"}[tc.off], func(t *testing.T) {
+			rep := reportFor(tc.user, 0)
+			runAs := tc.user.uid
+			if rep.User != nil {
+				runAs = rep.User.UID
+			}
+			w := newWorld(t, tc.user.uid, runAs)
+			spec := rep.Spec(w.bin, 0)
+			spec.ReadWrite, spec.Unconfined = []string{w.run}, tc.off
+			raw, _ := json.Marshal(spec)
+			token := "run-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			server := exec.Command(w.bin)
+			server.Env = append(os.Environ(), serverEnv+"="+string(raw), probesEnv+"=daemon:"+filepath.Join(w.run, "pid")+"\nhang", runEnv+"="+token)
+			server.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(tc.user.uid), Gid: uint32(tc.user.uid)}}
+			out, err := server.StdoutPipe()
+			must(t, err)
+			must(t, server.Start())
+			t.Cleanup(func() {
+				for _, p := range ofRun(token, 0) {
+					syscall.Kill(p, syscall.SIGKILL)
+				}
+			})
+			// Until the program says it hangs: its daemon runs then.
+			lines := bufio.NewScanner(out)
+			for lines.Scan() && lines.Text() != "hang -> running" {
+			}
+			// The supervisor (not unconfined), the program, the daemon.
+			if got := ofRun(token, server.Process.Pid); len(got) != tc.before {
+				t.Fatalf("the run's processes before the kill: %v, want %d", got, tc.before)
+			}
+			must(t, server.Process.Kill())
+			server.Wait()
+			killed := time.Now()
+			for len(ofRun(token, 0)) > tc.after && time.Since(killed) < time.Second {
+				time.Sleep(10 * time.Millisecond) // polling the condition, up to its deadline
+			}
+			if left := ofRun(token, 0); len(left) != tc.after {
+				t.Errorf("a second after the server was killed, %v run, want %d", left, tc.after)
+			}
+		})
+	}
+}
+
+// runEnv marks the processes of one test's run.
+const runEnv = "SANDBOX_TEST_RUN"
+
+// ofRun are the live processes of the run token, but for but.
+func ofRun(token string, but int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == but {
+			continue
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if _, live := parentOf(pid); live && strings.Contains(string(env), runEnv+"="+token+"\x00") {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

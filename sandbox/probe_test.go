@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,9 +24,12 @@ import (
 // tries each probe and prints one line per probe, "ok" or the error.
 // daemonEnv makes it a daemon: it writes its pid to the file named and
 // sleeps.
+// serverEnv makes it a server: it starts the launcher with the Spec it
+// holds, itself as the parent, and waits.
 const (
 	probesEnv = "SANDBOX_TEST_PROBES"
 	daemonEnv = "SANDBOX_TEST_DAEMON"
+	serverEnv = "SANDBOX_TEST_SERVER"
 )
 
 func TestMain(m *testing.M) {
@@ -33,6 +37,10 @@ func TestMain(m *testing.M) {
 		fmt.Println(os.Getpid())
 		time.Sleep(time.Hour)
 		os.Exit(0)
+	}
+	if raw, ok := os.LookupEnv(serverEnv); ok {
+		os.Unsetenv(serverEnv)
+		os.Exit(serve(raw))
 	}
 	if probes, ok := os.LookupEnv(probesEnv); ok {
 		for _, p := range strings.Split(probes, "\n") {
@@ -111,6 +119,9 @@ func probe(p string) string {
 			}
 		}
 		err = unix.Kill(pid, 0)
+	case "hang": // a run that goes on until something ends it
+		fmt.Println("hang -> running")
+		time.Sleep(time.Hour)
 	case "daemon": // a double-forked, setsid daemon that writes its pid to arg
 		self, _ := os.Executable()
 		cmd := exec.Command(self)
@@ -182,4 +193,24 @@ func creds() string {
 	return fmt.Sprintf("eff=%x prm=%x inh=%x bounding=%d ambient=%d no_new_privs=%d seccomp=%d uid=%d,%d,%d",
 		uint64(data[1].Effective)<<32|uint64(data[0].Effective), uint64(data[1].Permitted)<<32|uint64(data[0].Permitted),
 		uint64(data[1].Inheritable)<<32|uint64(data[0].Inheritable), bounding, ambient, nnp, mode, r, e, s)
+}
+
+// serve plays the server: it runs the launcher with the Spec in raw, as
+// its parent, and waits for it.
+func serve(raw string) int {
+	var s Spec
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		fmt.Println(err)
+		return 2
+	}
+	s.Parent = os.Getpid()
+	name, value := s.Variable()
+	cmd := exec.Command(s.Program)
+	cmd.Env = append(os.Environ(), name+"="+value)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	return 0
 }
