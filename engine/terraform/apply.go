@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 )
@@ -23,6 +22,8 @@ type ApplyInput struct {
 
 // ApplyResult is what an apply printed.
 type ApplyResult struct {
+	// Text is the apply's output, its head when it is larger than its
+	// check shows (textHead): the log has it whole.
 	Text string
 	// Sensitive holds the values the saved plan marks sensitive, as
 	// PlanResult.Sensitive: what the apply prints (a provisioner, an
@@ -56,13 +57,13 @@ func Apply(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &ApplyResult{Sensitive: sensitiveValues(plan), TerraformVersion: s.version, Engine: s.setup.Kind}
+	res := &ApplyResult{Sensitive: plan.Sensitive, TerraformVersion: s.version, Engine: s.setup.Kind}
 	if in.Sensitive != nil {
 		in.Sensitive(res.Sensitive)
 	}
 
-	var out strings.Builder
-	s.tf.SetStdout(io.MultiWriter(s.log, &out))
+	out := &textHead{max: maxPlanText}
+	s.tf.SetStdout(io.MultiWriter(s.log, out))
 	err = s.step("apply", func() error { return s.tf.Apply(ctx, tfexec.DirOrPlan(planPath)) })
 	res.Text = out.String()
 	return res, err

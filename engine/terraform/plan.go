@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
-	tfjson "github.com/hashicorp/terraform-json"
 )
 
 // PlanInput is one layer to plan.
@@ -114,29 +113,15 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 		}
 	}
 
-	plan, err := s.showJSON(ctx, planPath)
+	r, err := s.showJSON(ctx, planPath)
 	if err != nil {
 		return nil, err
 	}
-	r := summarize(plan)
 	r.PlanFile = planFile
 	r.Text = text
 	r.HasChanges = hasChanges
 	r.TerraformVersion, r.Engine = s.version, s.setup.Kind
 	return r, nil
-}
-
-// showJSON reads the saved plan as JSON. It does not go to the log: it
-// holds sensitive values, and the plan's text is there already.
-func (s *session) showJSON(ctx context.Context, planPath string) (*tfjson.Plan, error) {
-	s.tf.SetStdout(io.Discard)
-	defer s.tf.SetStdout(s.log)
-	var plan *tfjson.Plan
-	err := s.step("show -json", func() (err error) {
-		plan, err = s.tf.ShowPlanFile(ctx, planPath)
-		return err
-	})
-	return plan, err
 }
 
 // isProgress says whether a line is a progress line of the refresh before

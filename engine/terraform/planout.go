@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"strata.dev/strata/engine/markdown"
 )
@@ -118,4 +119,37 @@ func (p *planOutput) result(hasChanges bool) (string, *PlanResult) {
 		text += fmt.Sprintf("\n… the plan's text goes on (%d bytes in all); see the full log\n", p.bytes+1)
 	}
 	return text, p.sum.result(hasChanges)
+}
+
+// textHead keeps the head of a command's output, at most max bytes, and
+// counts the rest: what an apply's check shows of its output, which the
+// log has whole.
+type textHead struct {
+	max int
+	b   strings.Builder
+	n   int64
+}
+
+func (h *textHead) Write(p []byte) (int, error) {
+	h.n += int64(len(p))
+	if room := h.max - h.b.Len(); room > 0 {
+		h.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// String is the head, whole characters only, and a line saying how much
+// followed.
+func (h *textHead) String() string {
+	s := h.b.String()
+	if h.n == int64(len(s)) {
+		return s
+	}
+	for i := 0; i < utf8.UTFMax && s != ""; i++ {
+		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size != 1 {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	return strings.TrimRight(s, "\n") + fmt.Sprintf("\n\n… the output goes on (%d bytes in all); see the full log\n", h.n)
 }

@@ -102,3 +102,27 @@ func TestPlanOutputWithoutTheSavedNote(t *testing.T) {
 		}
 	}
 }
+
+// An apply's output past the bound -> its head, whole characters only,
+// and a line that says how much followed.
+func TestTextHead(t *testing.T) {
+	for _, tc := range []struct {
+		max    int
+		writes []string
+		want   string
+	}{
+		{10, []string{"short\n"}, "short\n"},
+		{10, []string{"0123456789"}, "0123456789"},
+		{10, []string{"01234", "56789\nmore\n"}, "0123456789\n\n… the output goes on (16 bytes in all); see the full log\n"},
+		// "é" is two bytes, the second past the bound.
+		{7, []string{"apply é done\n"}, "apply \n\n… the output goes on (14 bytes in all); see the full log\n"},
+	} {
+		h := &textHead{max: tc.max}
+		for _, w := range tc.writes {
+			h.Write([]byte(w))
+		}
+		if got := h.String(); got != tc.want {
+			t.Errorf("%q cut at %d = %q, want %q", tc.writes, tc.max, got, tc.want)
+		}
+	}
+}

@@ -1,53 +1,17 @@
 package terraform
 
-import (
-	"encoding/json"
-	"sort"
+import "sort"
 
-	tfjson "github.com/hashicorp/terraform-json"
-)
-
-// sensitiveValues collects the values a plan marks sensitive. Terraform's JSON
-// carries them in clear next to a parallel tree of marks (`before_sensitive`,
-// `after_sensitive`, `sensitive_values`): true marks a whole subtree, objects
-// and arrays mark their members.
-func sensitiveValues(p *tfjson.Plan) []string {
-	set := map[string]bool{}
-	add := func(s string) {
-		if s != "" {
-			set[s] = true
-		}
-	}
-
-	changes := append(append([]*tfjson.ResourceChange{}, p.ResourceChanges...), p.ResourceDrift...)
-	for _, rc := range changes {
-		if c := rc.Change; c != nil {
-			walkMarked(c.Before, c.BeforeSensitive, add)
-			walkMarked(c.After, c.AfterSensitive, add)
-		}
-	}
-	for _, c := range p.OutputChanges {
-		walkMarked(c.Before, c.BeforeSensitive, add)
-		walkMarked(c.After, c.AfterSensitive, add)
-	}
-	if p.PriorState != nil {
-		walkState(p.PriorState.Values, add)
-	}
-	walkState(p.PlannedValues, add)
-
-	if p.Config != nil && p.Config.RootModule != nil {
-		for name, v := range p.Config.RootModule.Variables {
-			if pv := p.Variables[name]; v.Sensitive && pv != nil {
-				walkMarked(pv.Value, true, add)
-			}
-		}
-	}
-
+// longestFirst lists the values of a set, longest first: redacting "abc"
+// before "abcdef" would leave "def" behind. Terraform's JSON carries
+// sensitive values in clear next to a parallel tree of marks
+// (`before_sensitive`, `after_sensitive`, `sensitive_values`): true marks a
+// whole subtree, objects and arrays mark their members (walkMarked).
+func longestFirst(set map[string]bool) []string {
 	out := make([]string, 0, len(set))
 	for s := range set {
 		out = append(out, s)
 	}
-	// Longest first: redacting "abc" before "abcdef" would leave "def" behind.
 	sort.Slice(out, func(i, j int) bool {
 		if len(out[i]) != len(out[j]) {
 			return len(out[i]) > len(out[j])
@@ -55,36 +19,6 @@ func sensitiveValues(p *tfjson.Plan) []string {
 		return out[i] < out[j]
 	})
 	return out
-}
-
-func walkState(v *tfjson.StateValues, add func(string)) {
-	if v == nil {
-		return
-	}
-	for _, o := range v.Outputs {
-		if o.Sensitive {
-			walkMarked(o.Value, true, add)
-		}
-	}
-	walkModule(v.RootModule, add)
-}
-
-func walkModule(m *tfjson.StateModule, add func(string)) {
-	if m == nil {
-		return
-	}
-	for _, r := range m.Resources {
-		if len(r.SensitiveValues) == 0 {
-			continue
-		}
-		var marks any
-		if json.Unmarshal(r.SensitiveValues, &marks) == nil {
-			walkMarked(r.AttributeValues, marks, add)
-		}
-	}
-	for _, c := range m.ChildModules {
-		walkModule(c, add)
-	}
 }
 
 // walkMarked calls add for every string in value that marks covers.
