@@ -27,6 +27,7 @@ import (
 	"strata.dev/strata/source"
 	"strata.dev/strata/store"
 	"strata.dev/strata/syncs"
+	"strata.dev/strata/version"
 	"strata.dev/strata/web"
 	"strata.dev/strata/worker"
 )
@@ -154,7 +155,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if s.setup.Load() != nil {
 		// Ready means serving: without an App, the setup page is what this
 		// server serves, and a load balancer must route the operator to it.
-		fmt.Fprintln(w, "ready\nsetup: no GitHub App yet; open the setup URL from the server's log")
+		fmt.Fprintf(w, "ready\nversion: %s\nsetup: no GitHub App yet; open the setup URL from the server's log\n", version.String())
 		return
 	}
 	if !s.ready.Load() {
@@ -164,7 +165,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	// Still ready without a sandbox: locks, hydration and Helm tests work,
 	// and each plan's check says why it was refused. The table says what
 	// keeps each protection of the sandbox here, and what is missing.
-	fmt.Fprintf(w, "ready\n%s", s.sandbox.Table())
+	fmt.Fprintf(w, "ready\nversion: %s\n%s", version.String(), s.sandbox.Table())
 }
 
 // configure builds everything that needs the App's identity.
@@ -269,7 +270,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if st := s.setup.Load(); st != nil {
 		// The token in this URL is what opens the setup page: only who reads
 		// this log may register the App.
-		s.log.Warn().Msgf("Strata has no GitHub App yet. Open %s to register one.", st.link(s.publicBase()))
+		s.log.Warn().Str("version", version.String()).Msgf("Strata has no GitHub App yet. Open %s to register one.", st.link(s.publicBase()))
 		select {
 		case creds := <-st.done:
 			s.cfg.UseCredentials(creds)
@@ -290,7 +291,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.ready.Store(true)
 	s.logSandbox()
-	s.log.Info().Str("addr", s.Addr()).Str("metrics_addr", s.MetricsAddr()).Msg("Strata is serving")
+	s.log.Info().Str("version", version.String()).Str("addr", s.Addr()).Str("metrics_addr", s.MetricsAddr()).Msg("Strata is serving")
 	select {
 	case <-ctx.Done():
 		return s.shutdown()

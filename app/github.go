@@ -8,6 +8,7 @@ import (
 	"github.com/palantir/go-githubapp/githubapp"
 
 	"strata.dev/strata/ghretry"
+	"strata.dev/strata/version"
 )
 
 // githubClients builds the clients every GitHub call goes through. Each
@@ -19,7 +20,8 @@ func (s *Server) githubClients(gcfg githubapp.Config, retry ghretry.Options) (gi
 	// No client timeout: it would count rate-limit waits; each attempt has
 	// its own (ghretry's AttemptTimeout).
 	clients, err := githubapp.NewDefaultCachingClientCreator(gcfg,
-		githubapp.WithClientUserAgent("strata"),
+		githubapp.WithClientUserAgent(version.UserAgent()),
+		githubapp.WithTransport(namedTransport{http.DefaultTransport}),
 		githubapp.WithClientMiddleware(ghretry.Middleware(retry), s.metrics.githubMiddleware),
 	)
 	if err != nil {
@@ -39,4 +41,17 @@ func (s *Server) githubRetry() ghretry.Options {
 				Dur("wait", wait).Msg("GitHub request will be retried")
 		},
 	}
+}
+
+// namedTransport names Strata on the requests that carry no User-Agent of
+// their own: the installation token requests, which ghinstallation sends
+// below go-githubapp's clients and their User-Agent.
+type namedTransport struct{ next http.RoundTripper }
+
+func (t namedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("User-Agent") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("User-Agent", version.UserAgent())
+	}
+	return t.next.RoundTrip(r)
 }

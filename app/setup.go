@@ -22,6 +22,7 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/deploy"
+	"strata.dev/strata/version"
 )
 
 // setup registers Strata as a GitHub App through GitHub's App manifest flow
@@ -79,6 +80,8 @@ func newSetup(cfg *config.Server, log zerolog.Logger) *setup {
 	s := &setup{cfg: cfg, log: log, token: randomHex(), publicURL: cfg.PublicURL, done: make(chan *config.Credentials, 1), mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /setup", s.page)
 	s.mux.HandleFunc("GET /setup/callback", s.callback)
+	// The root URL, which the operator may open first: where the link is.
+	s.mux.HandleFunc("GET /{$}", s.waiting)
 	return s
 }
 
@@ -102,6 +105,12 @@ func (s *setup) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	s.mux.ServeHTTP(w, r)
+}
+
+// waiting is the root URL's page before the App exists: the setup link is
+// in the server's log, never on a page anyone can open.
+func (s *setup) waiting(w http.ResponseWriter, r *http.Request) {
+	render(w, http.StatusOK, waitingTemplate, "Set up Strata", version.String())
 }
 
 // manifest is the App manifest with this server's URLs.
@@ -306,6 +315,7 @@ func (s *setup) convert(ctx context.Context, code string) (*config.Credentials, 
 	if err != nil {
 		return nil, err
 	}
+	gh.UserAgent = version.UserAgent()
 	app, _, err := gh.Apps.CompleteAppManifest(ctx, code)
 	if err != nil {
 		return nil, err

@@ -274,6 +274,22 @@ var doneTemplate = setupTemplate(`<section class="card narrow">
   <code>STRATA_GITHUB_CLIENT_SECRET</code>, and restart.{{end}}</p>
 </section>`)
 
+// waitingTemplate is the root URL before the App exists: it says where the
+// setup link is without being it (the link's token is for whoever reads
+// the server's log).
+var waitingTemplate = setupTemplate(`<section class="card narrow">
+  <h1>Strata is waiting to be set up</h1>
+  <p>This server has no GitHub App yet. The page that registers one opens only through the setup link in the
+  server's start log, a line like</p>
+  <pre id="setup-line">Strata has no GitHub App yet. Open https://HOST/setup?token=... to register one.</pre>
+  <p>Find it where Strata's log goes: the terminal that runs <code>strata serve</code>, <code>podman logs</code> or
+  <code>docker logs</code> for a container, <code>kubectl logs deploy/strata</code> on Kubernetes. The token is new at
+  every start, so a restart prints a new link; treat it like a password.</p>
+  <p>An App created by hand instead: set <code>STRATA_GITHUB_APP_ID</code>, <code>STRATA_GITHUB_PRIVATE_KEY_FILE</code> and
+  <code>STRATA_GITHUB_WEBHOOK_SECRET</code>, and restart.</p>
+  <p class="meta">Strata {{.Data}}</p>
+</section>`)
+
 var failedTemplate = setupTemplate(`<section class="card narrow">
   <h1>{{.Title}}</h1>
   <p class="error" id="setup-error" role="alert">{{.Data}}</p>

@@ -9,6 +9,7 @@ import (
 
 	"strata.dev/strata/ghretry"
 	"strata.dev/strata/queue"
+	"strata.dev/strata/version"
 	"strata.dev/strata/web"
 	"strata.dev/strata/worker"
 )
@@ -23,7 +24,8 @@ func (s *Server) newUI(gcfg githubapp.Config, deps *worker.Deps, q *queue.Queue)
 	retry.MaxWait = 10 * time.Second
 	retry.AttemptTimeout = 20 * time.Second
 	users := githubapp.NewClientCreator(gcfg.V3APIURL, gcfg.V4APIURL, gcfg.App.IntegrationID, []byte(gcfg.App.PrivateKey),
-		githubapp.WithClientUserAgent("strata"),
+		githubapp.WithClientUserAgent(version.UserAgent()),
+		githubapp.WithTransport(namedTransport{http.DefaultTransport}),
 		githubapp.WithClientMiddleware(ghretry.Middleware(retry), s.metrics.githubMiddleware),
 	)
 	ui, err := web.New(web.Options{Deps: deps, Queue: q, Users: users, Log: s.log})
@@ -44,8 +46,8 @@ func (s *Server) serveUI(w http.ResponseWriter, r *http.Request) {
 		ui.ServeHTTP(w, r)
 		return
 	}
-	if s.setup.Load() != nil && r.URL.Path == "/" {
-		http.Error(w, "Strata has no GitHub App yet: open the setup URL that strata serve printed in its log (/setup?token=...).", http.StatusServiceUnavailable)
+	if st := s.setup.Load(); st != nil && r.URL.Path == "/" {
+		st.ServeHTTP(w, r) // a page that says where the setup link is
 		return
 	}
 	http.NotFound(w, r)

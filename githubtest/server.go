@@ -31,6 +31,8 @@ type Violation struct {
 // (it keeps the /api/v3 prefix) and has no query.
 type Request struct {
 	Method, Path, Query string
+	// UserAgent is the client's name, which GitHub asks every client to send.
+	UserAgent string
 }
 
 // Server is a fake GitHub. Its state is guarded by one mutex, held both by
@@ -176,7 +178,7 @@ type handlerFunc func(c *call)
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}
+	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, UserAgent: r.UserAgent()}
 	s.requests = append(s.requests, req)
 	w.Header().Set("X-GitHub-Media-Type", "github.v3; format=json")
 	over := s.countRequest(w.Header(), r)

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"strata.dev/strata/version"
 )
 
 // Archiver returns a URL from which the gzipped tarball of owner/repo at sha
@@ -174,6 +176,7 @@ func (f *Fetcher) download(ctx context.Context, a Archiver, key, owner, repo, sh
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", name, withoutSecrets(err))
 	}
+	req.Header.Set("User-Agent", version.UserAgent()) // GitHub asks every client to name itself
 	resp, err := f.opts.HTTPClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", name, withoutSecrets(err))

@@ -18,9 +18,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // exitUsage is the exit status of a wrong command line.
 const exitUsage = 2
 

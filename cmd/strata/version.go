@@ -8,6 +8,7 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/sandbox"
+	"strata.dev/strata/version"
 )
 
 // strata version: the build, and whether this host runs Terraform
@@ -27,7 +28,7 @@ Terraform unconfined.`,
 		Args: usageArgs(cobra.NoArgs),
 		Run: func(cmd *cobra.Command, _ []string) {
 			out := cmd.OutOrStdout()
-			fmt.Fprintln(out, "strata", version)
+			fmt.Fprintln(out, "strata", version.String())
 			cfg, err := config.LoadServer(configPath, os.LookupEnv)
 			if err != nil {
 				fmt.Fprintln(out, "server config not read:", err.Error()+"; the sandbox with its defaults:")
