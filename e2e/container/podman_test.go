@@ -25,9 +25,9 @@ const imageEnv = "STRATA_IMAGE"
 // work on hosts with a hybrid cgroup layout, which crun refuses.
 var podmanGlobal = []string{"--runtime", "runc", "--cgroup-manager", "cgroupfs"}
 
-// ulimits are within what a non-root container process may set here: the
-// host's hard open-files limit is 20,000, and Podman's default process
-// limit is more than uid 10001 may raise itself to.
+// ulimits are explicit: the host's hard open-files limit is 20,000, and
+// with Podman's default process limit (or 65,536) runc fails to start the
+// image's non-root user ("error setting rlimit type 6").
 var ulimits = []string{"--ulimit", "nofile=20000:20000", "--ulimit", "nproc=20000:20000"}
 
 func podman(args ...string) *exec.Cmd {
