@@ -202,9 +202,10 @@ func build(parent context.Context, in Input) (*built, error) {
 func childEnv(tmp string) []string {
 	// A crash says its cause, not every goroutine's stack.
 	env := []string{"TMPDIR=" + tmp, "GOTRACEBACK=none"}
-	for _, k := range []string{"PATH", "HOME", "LANG",
+	for _, k := range []string{"PATH", "HOME", "USER", "LANG",
 		"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-		"SSL_CERT_FILE", "SSL_CERT_DIR", "GOCOVERDIR"} {
+		"SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO", "GIT_SSH_COMMAND", "SSH_AUTH_SOCK", "GIT_CONFIG_GLOBAL",
+		"GOCOVERDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
