@@ -8,6 +8,7 @@ import (
 	"strata.dev/strata/checks"
 	"strata.dev/strata/command"
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
@@ -58,7 +59,7 @@ func applyCommand(ctx context.Context, d *worker.Deps, c *worker.CommandContext,
 	for _, l := range dec.Run {
 		id, err := c.Reporter.CreateCheck(ctx, report.Check{Name: checks.Apply(l.Name), HeadSHA: head, Status: "queued",
 			ExternalID: checks.ExternalID(a.PR), Title: "Waiting to apply",
-			Summary: fmt.Sprintf("Apply of `%s` requested by @%s, waiting for a worker.", l.Name, a.User)})
+			Summary: fmt.Sprintf("Apply of %s requested by @%s, waiting for a worker.", markdown.Quote(l.Name), a.User)})
 		if err != nil {
 			return err
 		}

@@ -51,9 +51,9 @@ func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerAp
 	for _, step := range a.Steps {
 		name := step.Layer.Name
 		if failed != "" {
-			lines = append(lines, fmt.Sprintf("- ⏭️ `%s`: not applied, `%s` failed before it", name, failed))
+			lines = append(lines, fmt.Sprintf("- ⏭️ %s: not applied, %s failed before it", markdown.Quote(name), markdown.Quote(failed)))
 			worker.Warn(ctx, rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Conclusion: "skipped",
-				ExternalID: checks.ExternalID(a.PR), Title: "Not applied", Summary: fmt.Sprintf("`%s` failed before this layer.", failed), Actions: applyActions}),
+				ExternalID: checks.ExternalID(a.PR), Title: "Not applied", Summary: fmt.Sprintf("%s failed before this layer.", markdown.Quote(failed)), Actions: applyActions}),
 				"complete a skipped apply check")
 			continue
 		}
@@ -67,16 +67,16 @@ func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerAp
 			failed = name
 			// The comment goes out through rep, which knows only the server's
 			// secrets: this layer's sensitive values are masked here.
-			lines = append(lines, runRep.Redact(fmt.Sprintf("- ❌ `%s`: %s", name, report.FirstLine(errorText(err)))))
+			lines = append(lines, runRep.Redact(fmt.Sprintf("- ❌ %s: %s", markdown.Quote(name), markdown.Quote(report.FirstLine(errorText(err))))))
 			if uerr := runRep.UpdateCheck(ctx, step.CheckRunID, failedCheck(checks.Apply(name), a.HeadSHA, a.PR, err, logURL, applyActions)); uerr != nil {
 				return uerr
 			}
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("- ✅ `%s`: applied", name))
+		lines = append(lines, fmt.Sprintf("- ✅ %s: applied", markdown.Quote(name)))
 		if err := runRep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Conclusion: "success",
 			ExternalID: checks.ExternalID(a.PR), Title: "Applied", LogURL: logURL, DetailsURL: logURL,
-			Summary: fmt.Sprintf("Applied the plan of `%s` saved at %s, for @%s, with %s %s.", name, a.HeadSHA, a.User, res.Engine.Name(), res.TerraformVersion),
+			Summary: fmt.Sprintf("Applied the plan of %s saved at %s, for @%s, with %s %s.", markdown.Quote(name), a.HeadSHA, a.User, res.Engine.Name(), res.TerraformVersion),
 			Text:    markdown.Block("", res.Text), Actions: applyActions}); err != nil {
 			return err
 		}
@@ -104,7 +104,7 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	for _, dep := range step.Layer.DependsOn {
 		for _, p := range plans {
 			if p.Layer == dep && p.HeadSHA == a.HeadSHA && p.HasChanges && p.AppliedAt.IsZero() {
-				return nil, rep, fmt.Errorf("`%s` depends on `%s`, whose plan is not applied", name, dep)
+				return nil, rep, fmt.Errorf("%s depends on %s, whose plan is not applied", markdown.Quote(name), markdown.Quote(dep))
 			}
 		}
 	}
@@ -116,7 +116,7 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 		return nil, rep, err
 	}
 	if lock, err := d.Store.Lock(ctx, a.FullName, name); err != nil || lock.PR != a.PR {
-		return nil, rep, fmt.Errorf("this pull request no longer holds the lock on `%s`", name)
+		return nil, rep, fmt.Errorf("this pull request no longer holds the lock on %s", markdown.Quote(name))
 	}
 	release, err := waitSlot(ctx, d.Store, a.FullName, name, runID)
 	if err != nil {
@@ -131,7 +131,7 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 		return nil, rep, errors.New(staleByApply(name, last))
 	}
 	if err := rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Status: "in_progress",
-		ExternalID: checks.ExternalID(a.PR), Title: "Applying", Summary: fmt.Sprintf("Applying the plan of `%s` saved at %s.", name, a.HeadSHA),
+		ExternalID: checks.ExternalID(a.PR), Title: "Applying", Summary: fmt.Sprintf("Applying the plan of %s saved at %s.", markdown.Quote(name), a.HeadSHA),
 		DetailsURL: logURL}); err != nil {
 		return nil, rep, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"strata.dev/strata/command"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/report"
 	"strata.dev/strata/words"
@@ -47,7 +48,7 @@ func cancelReply(user string, plans, applies []string) string {
 	} else {
 		fmt.Fprintf(&b, "@%s cancelled the queued and running %s of this pull request:\n\n", user, words.Plural(len(plans), "plan", "plans"))
 		for _, l := range plans {
-			fmt.Fprintf(&b, "- `%s`\n", l)
+			fmt.Fprintf(&b, "- %s\n", markdown.Quote(l))
 		}
 		b.WriteString("\nTheir checks complete as cancelled. The locks stay: `/unlock` releases them, `/plan` plans again.")
 	}

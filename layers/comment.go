@@ -156,7 +156,7 @@ func (l layerReport) outcomeWord() string {
 // next is the line that tells what to do about a layer, as the commands to
 // comment.
 func (l layerReport) next() string {
-	apply, unlock, plan := "`/apply "+l.Layer+"`", "`/unlock "+l.Layer+"`", "`/plan "+l.Layer+"`"
+	apply, unlock, plan := markdown.Quote("/apply "+l.Layer), markdown.Quote("/unlock "+l.Layer), markdown.Quote("/plan "+l.Layer)
 	switch l.outcome() {
 	case layerChanged:
 		if l.LocksOnApply {
@@ -194,7 +194,7 @@ func (l layerReport) place(code func(string) string) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func mdCode(s string) string   { return "`" + s + "`" }
+func mdCode(s string) string   { return markdown.Quote(s) }
 func htmlCode(s string) string { return "<code>" + markdown.EscapeHTML(s) + "</code>" }
 
 // withoutPlanLine drops Terraform's "Plan: ..." line from a plan's text: the

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
@@ -103,7 +104,7 @@ func decideApply(f applyFacts) applyDecision {
 		p := atHead[l.Name]
 		switch {
 		case p == nil:
-			return applyDecision{Refuse: []string{l.Name}, Reason: fmt.Sprintf("`%s`: %s", l.Name, staleMessage)}
+			return applyDecision{Refuse: []string{l.Name}, Reason: fmt.Sprintf("%s: %s", markdown.Quote(l.Name), staleMessage)}
 		case !p.AppliedAt.IsZero():
 			done = append(done, l.Name)
 			continue
@@ -123,7 +124,7 @@ func decideApply(f applyFacts) applyDecision {
 	}
 	for _, l := range todo {
 		if why := unmetRequirement(l.ApplyRequirements, f.Requirements); why != "" {
-			return applyDecision{Refuse: []string{l.Name}, Reason: fmt.Sprintf("`%s`: %s", l.Name, why)}
+			return applyDecision{Refuse: []string{l.Name}, Reason: fmt.Sprintf("%s: %s", markdown.Quote(l.Name), why)}
 		}
 	}
 	if why := unmetDependencies(todo, atHead); why != "" {
@@ -261,7 +262,7 @@ func unmergeable(conflicts bool, statuses []pull.Status) string {
 		}
 		switch s.Outcome {
 		case "failure", "timed_out", "cancelled", "action_required", "error":
-			return fmt.Sprintf("it requires passing checks, and `%s` is %s", s.Name, s.Outcome)
+			return fmt.Sprintf("it requires passing checks, and %s is %s", markdown.Quote(s.Name), s.Outcome)
 		}
 	}
 	return ""
@@ -280,7 +281,7 @@ func unmetDependencies(todo []config.Layer, atHead map[string]*store.Plan) strin
 			if inApply[dep] || p == nil || !p.HasChanges || !p.AppliedAt.IsZero() {
 				continue
 			}
-			return fmt.Sprintf("`%s` depends on `%s`, whose plan is not applied yet; apply `%s` first (or both together).", l.Name, dep, dep)
+			return fmt.Sprintf("%s depends on %s, whose plan is not applied yet; apply %s first (or both together).", markdown.Quote(l.Name), markdown.Quote(dep), markdown.Quote(dep))
 		}
 	}
 	return ""
@@ -299,7 +300,7 @@ func dependencyOrder(layers []config.Layer) ([]config.Layer, error) {
 	visit = func(i int) error {
 		switch state[i] {
 		case 1:
-			return fmt.Errorf("layers depend on each other in a cycle through `%s`", layers[i].Name)
+			return fmt.Errorf("layers depend on each other in a cycle through %s", markdown.Quote(layers[i].Name))
 		case 2:
 			return nil
 		}

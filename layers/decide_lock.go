@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/store"
 )
 
@@ -21,10 +22,10 @@ func lockForApply(l config.Layer, pr int, holder int, held bool, p *store.Plan, 
 	stale := p.BaseGeneration < last.Generation
 	switch {
 	case !l.LocksOnApply() && (!held || otherHolds):
-		return fmt.Sprintf("`%s`: this pull request does not hold the layer's lock; %s", l.Name, staleMessage), false
+		return fmt.Sprintf("%s: this pull request does not hold the layer's lock; %s", markdown.Quote(l.Name), staleMessage), false
 	case otherHolds && stale:
-		return fmt.Sprintf("`%s` is locked by #%d, which applied it after this plan was made, so the plan is stale. "+
-			"#%d holds the lock until it is merged or closed; then plan again with `/plan %s`.", l.Name, holder, holder, l.Name), false
+		return fmt.Sprintf("%s is locked by #%d, which applied it after this plan was made, so the plan is stale. "+
+			"#%d holds the lock until it is merged or closed; then plan again with `/plan %s`.", markdown.Quote(l.Name), holder, holder, l.Name), false
 	case otherHolds:
 		return lockedByApply(l.Name, holder), false
 	case stale:
@@ -36,14 +37,14 @@ func lockForApply(l config.Layer, pr int, holder int, held bool, p *store.Plan, 
 // lockedByApply refuses an /apply of a layer whose lock another PR took
 // with its apply.
 func lockedByApply(layer string, holder int) string {
-	return fmt.Sprintf("`%s` is locked by #%d, which applied it: #%d holds the lock until it is merged or closed "+
-		"(or releases it with `/unlock %s`). Apply again after that.", layer, holder, holder, layer)
+	return fmt.Sprintf("%s is locked by #%d, which applied it: #%d holds the lock until it is merged or closed "+
+		"(or releases it with `/unlock %s`). Apply again after that.", markdown.Quote(layer), holder, holder, layer)
 }
 
 // staleByApply says that an apply of the layer made a plan stale.
 func staleByApply(layer string, last store.LayerApplied) string {
-	return fmt.Sprintf("`%s`: #%d applied this layer after this plan was made, so the plan is stale; "+
-		"plan again with `/plan %s`.", layer, last.PR, layer)
+	return fmt.Sprintf("%s: #%d applied this layer after this plan was made, so the plan is stale; "+
+		"plan again with `/plan %s`.", markdown.Quote(layer), last.PR, layer)
 }
 
 // planStale reports whether a plan was made before the layer's last apply.

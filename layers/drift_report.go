@@ -38,7 +38,7 @@ func driftCheck(r driftRun) report.Check {
 	switch r.State {
 	case store.DriftClean:
 		c.Conclusion, c.Title = "success", "No drift"
-		c.Summary = fmt.Sprintf("Planned `%s` on `%s` at %s: the real world matches the code.\n", r.Layer, r.Branch, r.SHA)
+		c.Summary = fmt.Sprintf("Planned %s on %s at %s: the real world matches the code.\n", markdown.Quote(r.Layer), markdown.Quote(r.Branch), r.SHA)
 	case store.DriftDrifted:
 		// A drifted layer is a failure: someone has to act (apply the
 		// branch again, or change the code to match the world).
@@ -57,11 +57,11 @@ func driftCheck(r driftRun) report.Check {
 // address, and what to do.
 func driftReport(r driftRun) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Strata planned layer `%s` on `%s` at %s (%s) and the plan is not empty: "+
-		"the real world no longer matches the code.\n\n", r.Layer, r.Branch, r.SHA, r.At.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Strata planned layer %s on %s at %s (%s) and the plan is not empty: "+
+		"the real world no longer matches the code.\n\n", markdown.Quote(r.Layer), markdown.Quote(r.Branch), r.SHA, r.At.UTC().Format(time.RFC3339))
 	b.WriteString(r.Result.MarkdownSummary())
-	fmt.Fprintf(&b, "\nTo fix it, apply `%s` again through a pull request (`/plan`, then `/apply`), "+
-		"or change the code to match the world.", r.Layer)
+	fmt.Fprintf(&b, "\nTo fix it, apply %s again through a pull request (`/plan`, then `/apply`), "+
+		"or change the code to match the world.", markdown.Quote(r.Layer))
 	if r.LogURL != "" {
 		fmt.Fprintf(&b, " Full log: %s", r.LogURL)
 	}
@@ -91,6 +91,6 @@ func driftStillComment(r driftRun) string {
 
 // driftGoneComment closes the issue.
 func driftGoneComment(r driftRun) string {
-	return fmt.Sprintf("No drift any more: Strata planned `%s` on `%s` at %s (%s) and the plan is empty. Closing.",
-		r.Layer, r.Branch, r.SHA, r.At.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("No drift any more: Strata planned %s on %s at %s (%s) and the plan is empty. Closing.",
+		markdown.Quote(r.Layer), markdown.Quote(r.Branch), r.SHA, r.At.UTC().Format(time.RFC3339))
 }

@@ -10,6 +10,7 @@ import (
 
 	"strata.dev/strata/checks"
 	"strata.dev/strata/command"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
@@ -22,10 +23,10 @@ func lockCheck(d *worker.Deps, l *store.Lock, headSHA string) report.Check {
 		Name: checks.Lock(l.Layer), HeadSHA: headSHA, Status: "in_progress", ExternalID: checks.ExternalID(l.PR),
 		DetailsURL: d.PRURL(l.Repo, l.PR),
 		Title:      fmt.Sprintf("Locked by #%d", l.PR),
-		Summary: fmt.Sprintf("Layer `%s` is locked by #%d for @%s since %s.\n\n"+
+		Summary: fmt.Sprintf("Layer %s is locked by #%d for @%s since %s.\n\n"+
 			"Other pull requests cannot plan or apply it until this one is merged or closed, "+
 			"or the lock is released with `/unlock %s` or the Unlock button.",
-			l.Layer, l.PR, l.Holder, l.LockedAt.Format(time.RFC3339), l.Layer),
+			markdown.Quote(l.Layer), l.PR, l.Holder, l.LockedAt.Format(time.RFC3339), l.Layer),
 		Actions: []report.Action{{Label: "Unlock", Description: "Release this PR's lock on the layer", Identifier: checks.ButtonUnlock}},
 	}
 }
@@ -45,7 +46,7 @@ func showLock(ctx context.Context, d *worker.Deps, rep *report.Reporter, l *stor
 		old := lockCheck(d, l, l.HeadSHA)
 		old.Status, old.Conclusion, old.Actions = "", "neutral", nil
 		old.Title = "Lock moved to " + report.Short(headSHA)
-		old.Summary = fmt.Sprintf("#%d still holds the lock on `%s`; its check moved to the new head %s.", l.PR, l.Layer, headSHA)
+		old.Summary = fmt.Sprintf("#%d still holds the lock on %s; its check moved to the new head %s.", l.PR, markdown.Quote(l.Layer), headSHA)
 		if err := rep.UpdateCheck(ctx, l.CheckRunID, old); err != nil {
 			return err
 		}
@@ -61,7 +62,7 @@ func releaseLock(ctx context.Context, d *worker.Deps, rep *report.Reporter, l *s
 	c := lockCheck(d, l, l.HeadSHA)
 	c.Status, c.Conclusion, c.Actions = "", "success", nil
 	c.Title = "Lock released"
-	c.Summary = fmt.Sprintf("#%d released the lock on `%s`: %s.", l.PR, l.Layer, why)
+	c.Summary = fmt.Sprintf("#%d released the lock on %s: %s.", l.PR, markdown.Quote(l.Layer), why)
 	return rep.UpdateCheck(ctx, l.CheckRunID, c)
 }
 

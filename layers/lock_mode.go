@@ -7,6 +7,7 @@ import (
 
 	"strata.dev/strata/checks"
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
@@ -37,12 +38,12 @@ func lockForPlan(ctx context.Context, st *store.Store, l config.Layer, want stor
 // blockedByApply is the summary of a plan that a lock taken by /apply
 // blocked.
 func blockedByApply(layer string, held *store.Lock, url string) string {
-	return fmt.Sprintf("Layer `%s` locks on apply (`lock: on_apply`), and [#%d](%s) applied it (@%s, since %s): "+
+	return fmt.Sprintf("Layer %s locks on apply (`lock: on_apply`), and [#%d](%s) applied it (@%s, since %s): "+
 		"#%d holds the lock until it is merged or closed, because the layer's real state now has changes that the "+
 		"default branch does not. Nothing was planned.\n\n"+
 		"Once #%d is merged or closed, or releases the lock with `/unlock %s`, comment `/plan %s` again "+
 		"(update this branch first if it should include #%d's changes).",
-		layer, held.PR, url, held.Holder, held.LockedAt.Format("2006-01-02 15:04 UTC"), held.PR, held.PR, layer, layer, held.PR)
+		markdown.Quote(layer), held.PR, url, held.Holder, held.LockedAt.Format("2006-01-02 15:04 UTC"), held.PR, held.PR, layer, layer, held.PR)
 }
 
 // applyFactsOfLocks reads the locks and the last applies of the layers an
@@ -144,8 +145,8 @@ func staleCheck(d *worker.Deps, repo string, p *store.Plan, last store.LayerAppl
 		Name: checks.Plan(p.Layer), HeadSHA: p.HeadSHA, Conclusion: "failure", ExternalID: checks.ExternalID(p.PR),
 		DetailsURL: d.PRURL(repo, last.PR),
 		Title:      fmt.Sprintf("Stale: #%d applied this layer", last.PR),
-		Summary: fmt.Sprintf("#%d applied `%s` at %s, after this plan was made: the layer's state moved under it, so this "+
-			"plan cannot be applied.\n\n%s\n\nThe stale plan was: %s", last.PR, p.Layer, last.AppliedAt.Format("2006-01-02 15:04 UTC"),
+		Summary: fmt.Sprintf("#%d applied %s at %s, after this plan was made: the layer's state moved under it, so this "+
+			"plan cannot be applied.\n\n%s\n\nThe stale plan was: %s", last.PR, markdown.Quote(p.Layer), last.AppliedAt.Format("2006-01-02 15:04 UTC"),
 			next, p.Summary),
 		Actions: applyActions,
 	}

@@ -7,6 +7,7 @@ import (
 	"strata.dev/strata/checks"
 	"strata.dev/strata/command"
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
@@ -104,7 +105,7 @@ func startPlans(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo 
 		if progress.CheckRunID == 0 {
 			progress.CheckRunID, err = rep.CreateCheck(ctx, report.Check{
 				Name: checks.Plan(l.Name), HeadSHA: pr.HeadSHA, Status: "queued", ExternalID: checks.ExternalID(pr.Number),
-				Title: "Waiting to plan", Summary: fmt.Sprintf("Plan of `%s` requested by @%s, waiting for a worker.", l.Name, user),
+				Title: "Waiting to plan", Summary: fmt.Sprintf("Plan of %s requested by @%s, waiting for a worker.", markdown.Quote(l.Name), user),
 			})
 			if err != nil {
 				return err
@@ -134,9 +135,9 @@ func reportBlocked(ctx context.Context, d *worker.Deps, rep *report.Reporter, re
 	layer := l.Name
 	url := d.PRURL(repo.FullName, held.PR)
 	title := fmt.Sprintf("Locked by #%d", held.PR)
-	summary := fmt.Sprintf("Layer `%s` is locked by [#%d](%s) (planned by @%s since %s). Nothing was planned.\n\n"+
+	summary := fmt.Sprintf("Layer %s is locked by [#%d](%s) (planned by @%s since %s). Nothing was planned.\n\n"+
 		"Once #%d is merged or closed, or releases the lock with `/unlock %s`, comment `/plan %s` again.",
-		layer, held.PR, url, held.Holder, held.LockedAt.Format("2006-01-02 15:04 UTC"), held.PR, layer, layer)
+		markdown.Quote(layer), held.PR, url, held.Holder, held.LockedAt.Format("2006-01-02 15:04 UTC"), held.PR, layer, layer)
 	if l.LocksOnApply() {
 		summary = blockedByApply(layer, held, url)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"strata.dev/strata/checks"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/queue"
@@ -72,7 +73,7 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 	}
 
 	if err := rep.UpdateCheck(ctx, a.CheckRunID, report.Check{Name: checks.Plan(a.Target), Status: "in_progress",
-		ExternalID: checks.ExternalID(a.PR), Title: "Planning", Summary: fmt.Sprintf("Planning `%s` at %s.", a.Target, a.HeadSHA),
+		ExternalID: checks.ExternalID(a.PR), Title: "Planning", Summary: fmt.Sprintf("Planning %s at %s.", markdown.Quote(a.Target), a.HeadSHA),
 		DetailsURL: logURL}); err != nil {
 		return err
 	}

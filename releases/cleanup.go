@@ -107,9 +107,9 @@ func (w *releaseCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.Rel
 		if err != nil {
 			return err
 		}
-		_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("Left Helm release `%s` in cluster `%s`, namespace `%s` installed: "+
+		_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("Left Helm release %s in cluster %s, namespace %s installed: "+
 			"its history has revisions this pull request did not write (another pull request, or someone outside Strata), "+
-			"so it is not this pull request's to uninstall (`cleanup_on_close`).", a.Release.ReleaseName, cluster.Name, a.Release.Namespace))
+			"so it is not this pull request's to uninstall (`cleanup_on_close`).", markdown.Quote(a.Release.ReleaseName), markdown.Quote(cluster.Name), markdown.Quote(a.Release.Namespace)))
 		return err
 	}
 	timeout := a.Release.Timeout
@@ -128,7 +128,7 @@ func (w *releaseCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.Rel
 		return err
 	}
 	why := worker.ClosedWhy(a.Merged)
-	where := fmt.Sprintf("Helm release `%s` (release `%s`) in cluster `%s`, namespace `%s`", a.Release.ReleaseName, a.Target, cluster.Name, a.Release.Namespace)
+	where := fmt.Sprintf("Helm release %s (release %s) in cluster %s, namespace %s", markdown.Quote(a.Release.ReleaseName), markdown.Quote(a.Target), markdown.Quote(cluster.Name), markdown.Quote(a.Release.Namespace))
 	body := fmt.Sprintf("🧹 Uninstalled %s: %s (`cleanup_on_close`).", where, why)
 	if uerr != nil {
 		body = fmt.Sprintf("⚠️ Could not uninstall %s after %s:\n\n%sUninstall it by hand (`helm uninstall %s -n %s`).",

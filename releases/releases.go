@@ -10,6 +10,7 @@ import (
 	"strata.dev/strata/checks"
 	"strata.dev/strata/command"
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
@@ -73,7 +74,7 @@ func helmTestCommand(ctx context.Context, d *worker.Deps, c *worker.CommandConte
 		return c.Reply(ctx, fmt.Sprintf("@%s this pull request is closed; nothing to test.", a.User))
 	}
 	if len(c.Config.Releases) == 0 {
-		return c.Reply(ctx, fmt.Sprintf("@%s this repository defines no releases in `%s`; nothing to test.", a.User, config.RepoFile))
+		return c.Reply(ctx, fmt.Sprintf("@%s this repository defines no releases in %s; nothing to test.", a.User, markdown.Quote(config.RepoFile)))
 	}
 	releases, err := pickReleases(c.Config.Releases, ht.Releases)
 	if err != nil {
@@ -87,7 +88,7 @@ func helmTestCommand(ctx context.Context, d *worker.Deps, c *worker.CommandConte
 	for _, rel := range releases {
 		spec, why := releaseSpec(d.Config, base, rel, a.PR, ht.Filters)
 		if why != "" {
-			refusals = append(refusals, fmt.Sprintf("- `%s`: %s", rel.Name, why))
+			refusals = append(refusals, fmt.Sprintf("- %s: %s", markdown.Quote(rel.Name), why))
 			if err := refuseRelease(ctx, c, rel.Name, why); err != nil {
 				return err
 			}
@@ -95,8 +96,8 @@ func helmTestCommand(ctx context.Context, d *worker.Deps, c *worker.CommandConte
 		}
 		id, err := c.Reporter.CreateCheck(ctx, report.Check{Name: checks.HelmTest(rel.Name), HeadSHA: head, Status: "queued",
 			ExternalID: checks.ExternalID(a.PR), Title: "Waiting to test",
-			Summary: fmt.Sprintf("Helm test of `%s` (release `%s` in cluster `%s`, namespace `%s`) requested by @%s, waiting for a worker.",
-				rel.Name, spec.ReleaseName, spec.Cluster, spec.Namespace, a.User)})
+			Summary: fmt.Sprintf("Helm test of %s (release %s in cluster %s, namespace %s) requested by @%s, waiting for a worker.",
+				markdown.Quote(rel.Name), markdown.Quote(spec.ReleaseName), markdown.Quote(spec.Cluster), markdown.Quote(spec.Namespace), a.User)})
 		if err != nil {
 			return err
 		}
@@ -140,7 +141,7 @@ func releaseSpec(srv *config.Server, base *config.Repo, rel config.Release, pr i
 	if !definedIn(base, rel.Name) {
 		return jobs.ReleaseSpec{}, fmt.Sprintf("this release is not on the default branch. The default branch decides where a release "+
 			"is installed (`cluster`, `namespace`, `release_name`), so Strata does not install a release that only a pull "+
-			"request defines. Merge its definition in `%s` first.", config.RepoFile)
+			"request defines. Merge its definition in %s first.", markdown.Quote(config.RepoFile))
 	}
 	cluster, ok := srv.Cluster(rel.Cluster)
 	if !ok {
@@ -173,7 +174,7 @@ func clusterName(name string) string {
 	if name == "" {
 		return "(the default)"
 	}
-	return "`" + name + "`"
+	return markdown.Quote(name)
 }
 
 func clusterNames(srv *config.Server) []string {

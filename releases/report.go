@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"strata.dev/strata/engine/helm"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/report"
 	"strata.dev/strata/words"
@@ -13,8 +14,8 @@ import (
 // report (table, cause, logs, revision, versions, values digest) and how to
 // run it again.
 func releaseCheck(a jobs.ReleaseTest, r *helm.Report) report.Check {
-	footer := fmt.Sprintf("\n---\nTested at %s for @%s in cluster `%s`. Press Re-run or comment `/helm-test %s` to test again.\n",
-		a.HeadSHA, a.User, a.Release.Cluster, a.Target)
+	footer := fmt.Sprintf("\n---\nTested at %s for @%s in cluster %s. Press Re-run or comment `/helm-test %s` to test again.\n",
+		a.HeadSHA, a.User, markdown.Quote(a.Release.Cluster), a.Target)
 	c := report.Check{
 		Conclusion: "success",
 		Title:      fmt.Sprintf("Passed: %d %s at revision %d", len(r.Hooks), words.Plural(len(r.Hooks), "test", "tests"), r.Revision),

@@ -50,7 +50,7 @@ func (w *releaseTestWorker) Work(ctx context.Context, job *river.Job[jobs.Releas
 
 	if holder, err := d.Store.ReleaseSlotHolder(ctx, key); err == nil && holder != 0 && holder != runID {
 		if err := check(report.Check{Status: "in_progress", Title: "Waiting for another run of this release",
-			Summary: fmt.Sprintf("Another run is testing release `%s` in cluster `%s`; this one starts when it ends.", a.Release.ReleaseName, a.Release.Cluster)}); err != nil {
+			Summary: fmt.Sprintf("Another run is testing release %s in cluster %s; this one starts when it ends.", markdown.Quote(a.Release.ReleaseName), markdown.Quote(a.Release.Cluster))}); err != nil {
 			return err
 		}
 	}
@@ -73,8 +73,8 @@ func (w *releaseTestWorker) Work(ctx context.Context, job *river.Job[jobs.Releas
 	}
 
 	if err := check(report.Check{Status: "in_progress", Title: "Testing",
-		Summary: fmt.Sprintf("Installing or upgrading release `%s` in cluster `%s`, namespace `%s`, from the chart at %s, then running its Helm tests.",
-			a.Release.ReleaseName, a.Release.Cluster, a.Release.Namespace, a.HeadSHA)}); err != nil {
+		Summary: fmt.Sprintf("Installing or upgrading release %s in cluster %s, namespace %s, from the chart at %s, then running its Helm tests.",
+			markdown.Quote(a.Release.ReleaseName), markdown.Quote(a.Release.Cluster), markdown.Quote(a.Release.Namespace), a.HeadSHA)}); err != nil {
 		return err
 	}
 
@@ -221,9 +221,9 @@ func releaseTestInterrupted(ctx context.Context, d *worker.Deps, job queue.Inter
 	if status == "completed" {
 		return nil
 	}
-	note := fmt.Sprintf("The server stopped while this Helm test ran, so it is not run again. Release `%s` in cluster `%s`, "+
-		"namespace `%s` may be left in a pending state; the next `/helm-test %s` (or Re-run) marks a stuck revision failed "+
-		"first, and says so.", a.Release.ReleaseName, a.Release.Cluster, a.Release.Namespace, a.Target)
+	note := fmt.Sprintf("The server stopped while this Helm test ran, so it is not run again. Release %s in cluster %s, "+
+		"namespace %s may be left in a pending state; the next `/helm-test %s` (or Re-run) marks a stuck revision failed "+
+		"first, and says so.", markdown.Quote(a.Release.ReleaseName), markdown.Quote(a.Release.Cluster), markdown.Quote(a.Release.Namespace), a.Target)
 	return rep.UpdateCheck(ctx, a.CheckRunID, report.Check{Name: checks.HelmTest(a.Target), Conclusion: "failure",
 		ExternalID: checks.ExternalID(a.PR), Title: "Helm test interrupted", Summary: note, Actions: helmTestActions})
 }

@@ -68,7 +68,9 @@ func (r *Reporter) output(c Check) *github.CheckRunOutput {
 	if c.Title == "" && c.Summary == "" {
 		return nil
 	}
-	title := c.Title
+	// A check's title is plain text: GitHub renders no Markdown and no
+	// mention in it, so PR text needs no quoting there, only one line.
+	title := strings.Join(strings.Fields(c.Title), " ")
 	if title == "" {
 		title = c.Name
 	}

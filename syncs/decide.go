@@ -11,6 +11,7 @@ import (
 	"strata.dev/strata/command"
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/hydrate"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
@@ -51,9 +52,9 @@ func decideTakeover(pr pull.Context, syncs []config.Sync, cmd command.Takeover) 
 		return takeoverStart{Refuse: err.Error()}
 	}
 	if s.Proposed {
-		return takeoverStart{Refuse: fmt.Sprintf("`%s` is not on the default branch. Where a sync writes (`dest`) and for how "+
+		return takeoverStart{Refuse: fmt.Sprintf("%s is not on the default branch. Where a sync writes (`dest`) and for how "+
 			"long it may be taken over are the default branch's to say, so a sync that only a pull request defines can be "+
-			"previewed but not taken over. Merge its definition in `%s` first.", s.Name, config.RepoFile)}
+			"previewed but not taken over. Merge its definition in %s first.", markdown.Quote(s.Name), markdown.Quote(config.RepoFile))}
 	}
 	start := takeoverStart{Sync: s, Duration: cmd.Duration}
 	if start.Duration == 0 {
@@ -76,13 +77,13 @@ func pickSync(syncs []config.Sync, name string) (config.Sync, error) {
 	}
 	switch {
 	case len(syncs) == 0:
-		return config.Sync{}, fmt.Errorf("this repository has no sync (`syncs` in `%s`)", config.RepoFile)
+		return config.Sync{}, fmt.Errorf("this repository has no sync (`syncs` in %s)", markdown.Quote(config.RepoFile))
 	case name == "" && len(syncs) == 1:
 		return syncs[0], nil
 	case name == "":
 		return config.Sync{}, fmt.Errorf("this repository has several syncs; name one: %s", report.Names(names))
 	}
-	return config.Sync{}, fmt.Errorf("no sync `%s` in this repository; its syncs are: %s", name, report.Names(names))
+	return config.Sync{}, fmt.Errorf("no sync %s in this repository; its syncs are: %s", markdown.Quote(name), report.Names(names))
 }
 
 // refusal is a /takeover refused after the claim: the failed takeover
@@ -96,10 +97,10 @@ type refusal struct {
 func takenBy(sync string, held *store.Takeover, holderURL string) refusal {
 	return refusal{
 		Title: fmt.Sprintf("Taken over by #%d", held.PR),
-		Summary: fmt.Sprintf("`%s` is taken over by [#%d](%s) (@%s) until %s. Nothing was hydrated.",
-			sync, held.PR, holderURL, held.Holder, when(held.ExpiresAt)),
-		Reason: fmt.Sprintf("`%s` is taken over by #%d (@%s) until %s. Try again once it is released.",
-			sync, held.PR, held.Holder, when(held.ExpiresAt)),
+		Summary: fmt.Sprintf("%s is taken over by [#%d](%s) (@%s) until %s. Nothing was hydrated.",
+			markdown.Quote(sync), held.PR, holderURL, held.Holder, when(held.ExpiresAt)),
+		Reason: fmt.Sprintf("%s is taken over by #%d (@%s) until %s. Try again once it is released.",
+			markdown.Quote(sync), held.PR, held.Holder, when(held.ExpiresAt)),
 	}
 }
 
@@ -128,7 +129,7 @@ func decideRelease(name string, held, done []*store.Takeover) releaseDecision {
 	case name == "":
 		return releaseDecision{Reply: "this pull request holds several syncs; name one: `/release SYNC`."}
 	}
-	return releaseDecision{Reply: fmt.Sprintf("this pull request does not hold `%s`.", name)}
+	return releaseDecision{Reply: fmt.Sprintf("this pull request does not hold %s.", markdown.Quote(name))}
 }
 
 // pushChanges lists the files a push changed: from the payload, else from
@@ -171,8 +172,8 @@ func feedsItself(ev jobs.Push, spec jobs.SyncSpec) string {
 	dest := strings.Trim(path.Clean("/"+spec.DestPath), "/")
 	src := strings.Trim(path.Clean("/"+spec.Source), "/")
 	if dest == "" || src == "" || dest == src || strings.HasPrefix(src, dest+"/") || strings.HasPrefix(dest, src+"/") {
-		return fmt.Sprintf("Nothing was hydrated: `%s` writes to `%s` on `%s`, which overlaps its source `%s`; "+
-			"each hydration would change its own inputs. Choose another dest branch or path.", spec.Name, spec.DestPath, spec.DestBranch, spec.Source)
+		return fmt.Sprintf("Nothing was hydrated: %s writes to %s on %s, which overlaps its source %s; "+
+			"each hydration would change its own inputs. Choose another dest branch or path.", markdown.Quote(spec.Name), markdown.Quote(spec.DestPath), markdown.Quote(spec.DestBranch), markdown.Quote(spec.Source))
 	}
 	return ""
 }

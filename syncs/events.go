@@ -9,6 +9,7 @@ import (
 	"strata.dev/strata/access"
 	"strata.dev/strata/checks"
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
@@ -105,11 +106,11 @@ func reportConfigErrors(ctx context.Context, repo pull.Repository, rep *report.R
 	}
 	var lines []string
 	for _, e := range bad {
-		lines = append(lines, "- `"+e.Error()+"`")
+		lines = append(lines, "- "+markdown.Quote(e.Error()))
 	}
 	for _, s := range raw.Syncs {
 		if err := failOnce(ctx, rep, ev.After, s.Name, "Invalid "+config.RepoFile,
-			fmt.Sprintf("Nothing was hydrated: `%s` at %s is invalid.\n\n%s", config.RepoFile, report.Short(ev.After), strings.Join(lines, "\n"))); err != nil {
+			fmt.Sprintf("Nothing was hydrated: %s at %s is invalid.\n\n%s", markdown.Quote(config.RepoFile), report.Short(ev.After), strings.Join(lines, "\n"))); err != nil {
 			return err
 		}
 	}
@@ -176,7 +177,7 @@ func startPreviews(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev
 			continue // a retried event: the preview is under way
 		}
 		id, err := rep.CreateCheck(ctx, report.Check{Name: name, HeadSHA: ev.HeadSHA, Status: "queued", ExternalID: checks.ExternalID(ev.PR),
-			Title: "Waiting to preview", Summary: fmt.Sprintf("Preview of `%s`: hydrating the base and the head, then comparing.", s.Name)})
+			Title: "Waiting to preview", Summary: fmt.Sprintf("Preview of %s: hydrating the base and the head, then comparing.", markdown.Quote(s.Name))})
 		if err != nil {
 			return err
 		}

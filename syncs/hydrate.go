@@ -45,7 +45,7 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 	}
 	repo := pull.NewRepo(gh, a.Owner, a.Name)
 	check := report.Check{Name: checks.Hydrate(a.Target), HeadSHA: a.HeadSHA, Status: "in_progress",
-		Title: "Hydrating", Summary: fmt.Sprintf("Hydrating `%s` from `%s` at %s.", a.Target, a.Sync.Source, report.Short(a.HeadSHA))}
+		Title: "Hydrating", Summary: fmt.Sprintf("Hydrating %s from %s at %s.", markdown.Quote(a.Target), markdown.Quote(a.Sync.Source), report.Short(a.HeadSHA))}
 	if a.PR != 0 {
 		check.ExternalID = checks.ExternalID(a.PR)
 	}
@@ -86,8 +86,8 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 			return err
 		}
 		if a.Reason == jobs.HydrateRelease {
-			return tellReleased(ctx, rep, a, fmt.Sprintf("but hydrating `%s` at %s failed; nothing was committed:\n\n%s",
-				a.Sync.DestBranch, report.Short(a.HeadSHA), markdown.Block("", bad.Error())))
+			return tellReleased(ctx, rep, a, fmt.Sprintf("but hydrating %s at %s failed; nothing was committed:\n\n%s",
+				markdown.Quote(a.Sync.DestBranch), report.Short(a.HeadSHA), markdown.Block("", bad.Error())))
 		}
 		return nil
 	}
@@ -100,7 +100,7 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
 	}
 	if out.Skipped != "" {
-		note := fmt.Sprintf("`%s` was not hydrated from %s: %s.", a.Target, report.Short(a.HeadSHA), out.Skipped)
+		note := fmt.Sprintf("%s was not hydrated from %s: %s.", markdown.Quote(a.Target), report.Short(a.HeadSHA), out.Skipped)
 		if err := finish("neutral", "Not hydrated", note); err != nil {
 			return err
 		}
@@ -131,7 +131,7 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 // tellReleased says on the PR whose takeover ended how the destination was
 // given back.
 func tellReleased(ctx context.Context, rep *report.Reporter, a jobs.SyncHydrate, what string) error {
-	_, err := rep.Comment(ctx, a.PR, fmt.Sprintf("The takeover of `%s` by #%d ended (%s), %s", a.Target, a.PR, a.Note, what))
+	_, err := rep.Comment(ctx, a.PR, fmt.Sprintf("The takeover of %s by #%d ended (%s), %s", markdown.Quote(a.Target), a.PR, a.Note, what))
 	return err
 }
 
@@ -231,12 +231,12 @@ func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, 
 	title := "No changes"
 	if out.Commit != "" {
 		title = fmt.Sprintf("%s, %s changed", words.Count(res.Resources, "resource", "resources"), words.Count(len(out.Changes), "file", "files"))
-		fmt.Fprintf(&b, "Hydrated `%s` (`%s`) at %s into [`%s` %s](%s): **%s**, **%s changed**.\n\n",
-			name, spec.Source, report.Short(sha), dest.Branch+":"+dest.Path, report.Short(out.Commit), d.CommitURL(spec.DestRepo, out.Commit),
+		fmt.Fprintf(&b, "Hydrated %s (%s) at %s into [%s %s](%s): **%s**, **%s changed**.\n\n",
+			markdown.Quote(name), markdown.Quote(spec.Source), report.Short(sha), markdown.Quote(dest.Branch+":"+dest.Path), report.Short(out.Commit), d.CommitURL(spec.DestRepo, out.Commit),
 			words.Count(res.Resources, "resource", "resources"), words.Count(len(out.Changes), "file", "files"))
 	} else {
-		fmt.Fprintf(&b, "Hydrated `%s` (`%s`) at %s: **%s**; `%s` already holds them, so nothing was committed.\n\n",
-			name, spec.Source, report.Short(sha), words.Count(res.Resources, "resource", "resources"), dest.Branch+":"+dest.Path)
+		fmt.Fprintf(&b, "Hydrated %s (%s) at %s: **%s**; %s already holds them, so nothing was committed.\n\n",
+			markdown.Quote(name), markdown.Quote(spec.Source), report.Short(sha), words.Count(res.Resources, "resource", "resources"), markdown.Quote(dest.Branch+":"+dest.Path))
 	}
 	if len(res.Kinds) > 0 {
 		fmt.Fprintf(&b, "Kinds: %s\n\n", strings.Join(res.Kinds, ", "))
@@ -244,7 +244,7 @@ func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, 
 	if len(res.Pinned) > 0 {
 		b.WriteString("Pinned images:\n")
 		for _, p := range res.Pinned {
-			fmt.Fprintf(&b, "- `%s:%s` → `%s`\n", p.Name, p.Tag, p.Digest)
+			fmt.Fprintf(&b, "- %s → %s\n", markdown.Quote(p.Name+":"+p.Tag), markdown.Quote(p.Digest))
 		}
 		b.WriteString("\n")
 	}
@@ -255,7 +255,7 @@ func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, 
 			if c.Delete {
 				verb = "delete"
 			}
-			fmt.Fprintf(&b, "- %s `%s`\n", verb, c.Path)
+			fmt.Fprintf(&b, "- %s %s\n", verb, markdown.Quote(c.Path))
 		}
 		b.WriteString("\n</details>\n")
 	}
@@ -263,7 +263,7 @@ func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, 
 }
 
 func buildFailure(name, sha string, err *hydrate.Error) string {
-	return fmt.Sprintf("`%s` could not be hydrated at %s; nothing was committed.\n\n%s", name, report.Short(sha), markdown.Block("", err.Error()))
+	return fmt.Sprintf("%s could not be hydrated at %s; nothing was committed.\n\n%s", markdown.Quote(name), report.Short(sha), markdown.Block("", err.Error()))
 }
 
 func pausedTitle(t *store.Takeover) string {
@@ -271,9 +271,9 @@ func pausedTitle(t *store.Takeover) string {
 }
 
 func pausedSummary(d *worker.Deps, t *store.Takeover) string {
-	return fmt.Sprintf("[#%d](%s) took `%s` over (@%s) until %s: pushes to the default branch do not hydrate it until the takeover "+
+	return fmt.Sprintf("[#%d](%s) took %s over (@%s) until %s: pushes to the default branch do not hydrate it until the takeover "+
 		"ends with `/release %s`, the Release button, the pull request closing, or expiry. Strata then hydrates the default branch's head.",
-		t.PR, d.PRURL(t.Repo, t.PR), t.Sync, t.Holder, when(t.ExpiresAt), t.Sync)
+		t.PR, d.PRURL(t.Repo, t.PR), markdown.Quote(t.Sync), t.Holder, when(t.ExpiresAt), t.Sync)
 }
 
 func storePinned(in []hydrate.PinnedImage) []store.PinnedImage {

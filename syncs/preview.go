@@ -37,7 +37,7 @@ func (w *syncPreviewWorker) Work(ctx context.Context, job *river.Job[jobs.SyncPr
 		return err
 	}
 	check := report.Check{Name: checks.Hydrate(a.Target), HeadSHA: a.HeadSHA, Status: "in_progress", ExternalID: checks.ExternalID(a.PR),
-		Title: "Previewing", Summary: fmt.Sprintf("Hydrating `%s` at the base and at %s.", a.Target, report.Short(a.HeadSHA))}
+		Title: "Previewing", Summary: fmt.Sprintf("Hydrating %s at the base and at %s.", markdown.Quote(a.Target), report.Short(a.HeadSHA))}
 	if err := rep.UpdateCheck(ctx, a.CheckRunID, check); err != nil {
 		return err
 	}
@@ -70,13 +70,13 @@ func (w *syncPreviewWorker) Work(ctx context.Context, job *river.Job[jobs.SyncPr
 	}
 	diff := hydrate.Diff(old, head.Files)
 	if diff == "" {
-		return finish("success", "No changes", fmt.Sprintf("%sHydrating `%s` at %s gives the same %s as the base %s.",
-			baseNote, a.Target, report.Short(a.HeadSHA), words.Count(head.Resources, "resource", "resources"), report.Short(base)), "")
+		return finish("success", "No changes", fmt.Sprintf("%sHydrating %s at %s gives the same %s as the base %s.",
+			baseNote, markdown.Quote(a.Target), report.Short(a.HeadSHA), words.Count(head.Resources, "resource", "resources"), report.Short(base)), "")
 	}
 	files := changedNames(old, head.Files)
 	dest := destOf(a.Sync)
-	summary := fmt.Sprintf("%sMerging this pull request would change **%s** under `%s` of `%s` (%s, base %s). "+
-		"Nothing was committed.", baseNote, words.Count(files, "file", "files"), dest.Path, dest.Branch, words.Count(head.Resources, "resource", "resources"), report.Short(base))
+	summary := fmt.Sprintf("%sMerging this pull request would change **%s** under %s of %s (%s, base %s). "+
+		"Nothing was committed.", baseNote, words.Count(files, "file", "files"), markdown.Quote(dest.Path), markdown.Quote(dest.Branch), words.Count(head.Resources, "resource", "resources"), report.Short(base))
 	return finish("success", words.Count(files, "file", "files")+" would change", summary, diffText(diff))
 }
 

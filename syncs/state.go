@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"strata.dev/strata/config"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
@@ -153,7 +154,7 @@ func handBack(ctx context.Context, d *worker.Deps, in repoScope, t *store.Takeov
 		c := takeoverCheck(d, t, t.HeadSHA, "")
 		c.Status, c.Conclusion, c.Actions = "", "success", nil
 		c.Title = "Released"
-		c.Summary = fmt.Sprintf("The takeover of `%s` by #%d ended: %s. Strata hydrates the default branch's head into it again.", t.Sync, t.PR, why)
+		c.Summary = fmt.Sprintf("The takeover of %s by #%d ended: %s. Strata hydrates the default branch's head into it again.", markdown.Quote(t.Sync), t.PR, why)
 		if err := rep.UpdateCheck(ctx, t.CheckRunID, c); err != nil {
 			return err
 		}
@@ -167,7 +168,7 @@ func handBack(ctx context.Context, d *worker.Deps, in repoScope, t *store.Takeov
 		return err
 	}
 	tell := func(what string) error {
-		if _, err := rep.Comment(ctx, t.PR, fmt.Sprintf("The takeover of `%s` by #%d ended (%s), %s", t.Sync, t.PR, why, what)); err != nil {
+		if _, err := rep.Comment(ctx, t.PR, fmt.Sprintf("The takeover of %s by #%d ended (%s), %s", markdown.Quote(t.Sync), t.PR, why, what)); err != nil {
 			return err
 		}
 		return d.Store.FinishTakeoverEnding(ctx, t)
@@ -175,14 +176,14 @@ func handBack(ctx context.Context, d *worker.Deps, in repoScope, t *store.Takeov
 	cfg, err := d.LoadRepoConfig(ctx, reader, head, branch)
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
-		return tell(fmt.Sprintf("but `%s` on `%s` is invalid, so nothing was hydrated.\n\n%s", config.RepoFile, branch, worker.ConfigErrorComment(bad)))
+		return tell(fmt.Sprintf("but %s on %s is invalid, so nothing was hydrated.\n\n%s", markdown.Quote(config.RepoFile), markdown.Quote(branch), worker.ConfigErrorComment(bad)))
 	}
 	if err != nil {
 		return err
 	}
 	s, err := pickSync(cfg.Syncs, t.Sync)
 	if err != nil || s.Name != t.Sync {
-		return tell(fmt.Sprintf("but `%s` is not a sync on `%s`, so its destination is left as it is.", t.Sync, branch))
+		return tell(fmt.Sprintf("but %s is not a sync on %s, so its destination is left as it is.", markdown.Quote(t.Sync), markdown.Quote(branch)))
 	}
 	if _, err := d.Queue.Enqueue(ctx, jobs.SyncHydrate{Repo: repo, PR: t.PR, Target: t.Sync, HeadSHA: head, Sync: syncSpec(repo, s),
 		Reason: jobs.HydrateRelease, Note: why}, nil); err != nil {

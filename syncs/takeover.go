@@ -13,6 +13,7 @@ import (
 	"strata.dev/strata/command"
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/hydrate"
+	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/gitcommit"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/queue"
@@ -27,10 +28,10 @@ func takeoverCheck(d *worker.Deps, t *store.Takeover, headSHA, dest string) repo
 		Name: checks.Takeover(t.Sync), HeadSHA: headSHA, Status: "in_progress", ExternalID: checks.ExternalID(t.PR),
 		DetailsURL: d.PRURL(t.Repo, t.PR),
 		Title:      "Taken over until " + when(t.ExpiresAt),
-		Summary: fmt.Sprintf("#%d holds `%s` for @%s until %s: this pull request's head is hydrated into `%s`, and pushes to the "+
-			"default branch do not hydrate `%s` meanwhile.\n\nComment `/release %s` or press Release to give it back; it also ends "+
+		Summary: fmt.Sprintf("#%d holds %s for @%s until %s: this pull request's head is hydrated into %s, and pushes to the "+
+			"default branch do not hydrate %s meanwhile.\n\nComment `/release %s` or press Release to give it back; it also ends "+
 			"when the pull request closes or the time is up. Strata then hydrates the default branch's head.",
-			t.PR, t.Sync, t.Holder, when(t.ExpiresAt), dest, t.Sync, t.Sync),
+			t.PR, markdown.Quote(t.Sync), t.Holder, when(t.ExpiresAt), markdown.Quote(dest), markdown.Quote(t.Sync), t.Sync),
 		Actions: []report.Action{{Label: "Release", Description: "End the takeover", Identifier: checks.ButtonRelease}},
 	}
 }
@@ -87,9 +88,9 @@ func takeoverCommand(ctx context.Context, d *worker.Deps, c *worker.CommandConte
 		return err
 	}
 	dest := destOf(spec)
-	return c.Reply(ctx, fmt.Sprintf("@%s took over `%s` until %s%s: %s is being hydrated into `%s:%s` of %s. "+
-		"Pushes to the default branch do not hydrate `%s` until `/release %s`, the Release button, this pull request closing, or expiry.",
-		a.User, s.Name, when(until), start.Capped, report.Short(head), dest.Branch, dest.Path, spec.DestRepo, s.Name, s.Name))
+	return c.Reply(ctx, fmt.Sprintf("@%s took over %s until %s%s: %s is being hydrated into %s of %s. "+
+		"Pushes to the default branch do not hydrate %s until `/release %s`, the Release button, this pull request closing, or expiry.",
+		a.User, markdown.Quote(s.Name), when(until), start.Capped, report.Short(head), markdown.Quote(dest.Branch+":"+dest.Path), spec.DestRepo, markdown.Quote(s.Name), s.Name))
 }
 
 // showTakeover puts the takeover's check on headSHA, completing the one on an
@@ -108,7 +109,7 @@ func showTakeover(ctx context.Context, d *worker.Deps, rep *report.Reporter, t *
 		old := takeoverCheck(d, t, t.HeadSHA, dest)
 		old.Status, old.Conclusion, old.Actions = "", "neutral", nil
 		old.Title = "Takeover moved to " + report.Short(headSHA)
-		old.Summary = fmt.Sprintf("#%d still holds `%s`; its check moved to the new head %s.", t.PR, t.Sync, headSHA)
+		old.Summary = fmt.Sprintf("#%d still holds %s; its check moved to the new head %s.", t.PR, markdown.Quote(t.Sync), headSHA)
 		if err := rep.UpdateCheck(ctx, t.CheckRunID, old); err != nil {
 			return err
 		}
@@ -204,7 +205,7 @@ func (w *syncTakeoverWorker) Work(ctx context.Context, job *river.Job[jobs.SyncT
 		return update(buildFailure(a.Target, a.HeadSHA, bad))
 	}
 	if err != nil {
-		worker.Warn(ctx, update(fmt.Sprintf("Hydrating %s failed: `%v`. Push again or comment `/takeover %s` to retry.", report.Short(a.HeadSHA), err, a.Target)), "report the failed takeover hydration")
+		worker.Warn(ctx, update(fmt.Sprintf("Hydrating %s failed: %s. Push again or comment `/takeover %s` to retry.", report.Short(a.HeadSHA), markdown.Quote(fmt.Sprint(err)), a.Target)), "report the failed takeover hydration")
 		return err
 	}
 	state := res.State
@@ -219,7 +220,7 @@ func (w *syncTakeoverWorker) Work(ctx context.Context, job *river.Job[jobs.SyncT
 		return "", nil
 	})
 	if err != nil {
-		worker.Warn(ctx, update(fmt.Sprintf("Hydrating %s failed: `%v`. Push again or comment `/takeover %s` to retry.", report.Short(a.HeadSHA), err, a.Target)), "report the failed takeover hydration")
+		worker.Warn(ctx, update(fmt.Sprintf("Hydrating %s failed: %s. Push again or comment `/takeover %s` to retry.", report.Short(a.HeadSHA), markdown.Quote(fmt.Sprint(err)), a.Target)), "report the failed takeover hydration")
 		return err
 	}
 	if out.Skipped != "" {
@@ -240,9 +241,9 @@ func takeoverInterrupted(ctx context.Context, d *worker.Deps, job queue.Interrup
 	if err != nil {
 		return err
 	}
-	_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("Hydrating %s into `%s` for the takeover of `%s` was interrupted when Strata stopped, "+
-		"and was not run again. Check `%s` of %s, and comment `/takeover %s` to hydrate this head again.",
-		report.Short(a.HeadSHA), a.Sync.DestBranch+":"+a.Sync.DestPath, a.Target, a.Sync.DestBranch, a.Sync.DestRepo, a.Target))
+	_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("Hydrating %s into %s for the takeover of %s was interrupted when Strata stopped, "+
+		"and was not run again. Check %s of %s, and comment `/takeover %s` to hydrate this head again.",
+		report.Short(a.HeadSHA), markdown.Quote(a.Sync.DestBranch+":"+a.Sync.DestPath), markdown.Quote(a.Target), markdown.Quote(a.Sync.DestBranch), a.Sync.DestRepo, a.Target))
 	return err
 }
 

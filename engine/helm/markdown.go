@@ -32,33 +32,33 @@ func (r *Report) writeSummary(b *strings.Builder) {
 	} else {
 		fmt.Fprintf(b, "### ❌ Helm tests failed: %s\n\n", r.Cause())
 	}
-	fmt.Fprintf(b, "Release `%s` in `%s` is at revision **%d** (%s) after the %s of chart `%s` %s",
-		r.Release, r.Namespace, r.Revision, r.Status, r.Action, r.ChartName, r.ChartVersion)
+	fmt.Fprintf(b, "Release %s in %s is at revision **%d** (%s) after the %s of chart %s %s",
+		markdown.Quote(r.Release), markdown.Quote(r.Namespace), r.Revision, r.Status, r.Action, markdown.Quote(r.ChartName), r.ChartVersion)
 	if r.AppVersion != "" {
 		fmt.Fprintf(b, ", app version %s", r.AppVersion)
 	}
-	fmt.Fprintf(b, ", values `%s`.\n\n", r.ValuesDigest)
+	fmt.Fprintf(b, ", values %s.\n\n", markdown.Quote(r.ValuesDigest))
 	if u := r.Unlocked; u != nil {
-		fmt.Fprintf(b, "🔓 Revision %d was stuck in `%s` and was marked failed before the %s.", u.Revision, u.From, r.Action)
+		fmt.Fprintf(b, "🔓 Revision %d was stuck in %s and was marked failed before the %s.", u.Revision, markdown.Quote(u.From), r.Action)
 		if u.Err != "" {
 			fmt.Fprintf(b, " Unlocking failed: %s", oneLine(u.Err))
 		}
 		b.WriteString("\n\n")
 	}
 	if r.UpgradeErr != "" {
-		fmt.Fprintf(b, "**The %s %s:** %s\n\n", r.Action, r.UpgradeCause, oneLine(r.UpgradeErr))
+		fmt.Fprintf(b, "**The %s %s:** %s\n\n", r.Action, r.UpgradeCause, markdown.Quote(oneLine(r.UpgradeErr)))
 	}
 	if len(r.UpgradeHooks) > 0 {
 		fmt.Fprintf(b, "| %s hook | event | phase | duration |\n| --- | --- | --- | --- |\n", r.Action)
 		for _, h := range r.UpgradeHooks {
-			fmt.Fprintf(b, "| `%s` | %s | %s %s | %s |\n", h.Name, h.Event, phaseIcon(h.Phase), h.Phase, duration(h))
+			fmt.Fprintf(b, "| %s | %s | %s %s | %s |\n", markdown.Quote(h.Name), h.Event, phaseIcon(h.Phase), h.Phase, duration(h))
 		}
 		b.WriteString("\n")
 	}
 	if len(r.Hooks) > 0 {
 		b.WriteString("| hook | phase | duration |\n| --- | --- | --- |\n")
 		for _, h := range r.Hooks {
-			fmt.Fprintf(b, "| `%s` | %s %s | %s |\n", h.Name, phaseIcon(h.Phase), h.Phase, duration(h))
+			fmt.Fprintf(b, "| %s | %s %s | %s |\n", markdown.Quote(h.Name), phaseIcon(h.Phase), h.Phase, duration(h))
 		}
 		b.WriteString("\n")
 	} else if r.UpgradeErr == "" {
@@ -70,11 +70,11 @@ func (r *Report) writeSummary(b *strings.Builder) {
 	}
 	for _, h := range r.Hooks {
 		if h.Cause != CauseNone {
-			fmt.Fprintf(b, "**`%s` %s:** %s\n\n", h.Name, h.Cause, oneLine(h.Err))
+			fmt.Fprintf(b, "**%s %s:** %s\n\n", markdown.Quote(h.Name), h.Cause, markdown.Quote(oneLine(h.Err)))
 		}
 	}
 	if r.TestErr != "" && !r.anyHookFailed() {
-		fmt.Fprintf(b, "**The test run failed:** %s\n\n", oneLine(r.TestErr))
+		fmt.Fprintf(b, "**The test run failed:** %s\n\n", markdown.Quote(oneLine(r.TestErr)))
 	}
 	if m := r.Remediation; m != nil {
 		switch {

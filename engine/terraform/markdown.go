@@ -45,7 +45,7 @@ func (r *PlanResult) MarkdownSummary() string {
 				fmt.Fprintf(&b, "- … and %d more\n", len(r.Changed)-maxListed)
 				break
 			}
-			fmt.Fprintf(&b, "- `%s`\n", addr)
+			fmt.Fprintf(&b, "- %s\n", markdown.Quote(addr))
 		}
 	}
 	if len(r.Outputs) > 0 {
@@ -63,7 +63,11 @@ func codeList(items []string) string {
 	if len(shown) > maxListed {
 		shown = shown[:maxListed]
 	}
-	s := "`" + strings.Join(shown, "`, `") + "`"
+	quoted := make([]string, len(shown))
+	for i, item := range shown {
+		quoted[i] = markdown.Quote(item)
+	}
+	s := strings.Join(quoted, ", ")
 	if len(items) > len(shown) {
 		s += fmt.Sprintf(" and %d more", len(items)-len(shown))
 	}
