@@ -62,6 +62,13 @@ func command(s Setup, bin string, sc scratch) (launch, error) {
 	if err != nil {
 		return launch{}, fmt.Errorf("terraform: sandbox launcher: %w", err)
 	}
+	if r.User != nil {
+		// The user Terraform runs as reads its own copy of the CLI config:
+		// the operator's file stays as private as it is.
+		if err := copyCLIConfig(env, sc); err != nil {
+			return launch{}, err
+		}
+	}
 	l := launch{exe: launcher, env: env, initEnv: maps.Clone(env), report: &r}
 	for _, v := range []struct {
 		env           map[string]string
@@ -75,7 +82,16 @@ func command(s Setup, bin string, sc scratch) (launch, error) {
 		name, value := spec.Variable()
 		v.env[name] = value
 		if v.cacheWritable && r.User != nil {
-			l.user, l.writable, l.readable = r.User, spec.ReadWrite, append([]string{spec.Program}, spec.ReadOnly...)
+			// The binary and the provider mirrors are opened to it; the
+			// operator's read_only paths must already be readable.
+			l.user, l.writable, l.readable, l.checked = r.User, spec.ReadWrite, []string{spec.Program}, s.Sandbox.ReadOnly
+			if mirrors, err := CLIConfigPaths(env["TF_CLI_CONFIG_FILE"]); err == nil {
+				for _, d := range mirrors {
+					if _, err := os.Stat(d); err == nil {
+						l.readable = append(l.readable, d)
+					}
+				}
+			}
 		}
 	}
 	return l, nil
@@ -92,13 +108,13 @@ type launch struct {
 	report *sandbox.Report
 	// user is who Terraform runs as when not the server's user, and the
 	// paths to hand over to it before each command (handOver).
-	user               *sandbox.Credential
-	writable, readable []string
+	user                        *sandbox.Credential
+	writable, readable, checked []string
 }
 
 // handOver gives the run's files to the sandbox's user, if any.
 func (l launch) handOver() error {
-	if err := handOver(l.user, l.writable, l.readable); err != nil {
+	if err := handOver(l.user, l.writable, l.readable, l.checked); err != nil {
 		return fmt.Errorf("terraform: give the run's files to uid %d: %w", l.user.UID, err)
 	}
 	return nil
@@ -181,4 +197,26 @@ func (s Setup) waitDelay() time.Duration {
 		return s.stopGrace()
 	}
 	return s.stopGrace() + stopBackstop
+}
+
+// copyCLIConfig copies the CLI config file that env names, if a regular
+// file, into the scratch dir, and names the copy instead.
+func copyCLIConfig(env map[string]string, sc scratch) error {
+	f := env["TF_CLI_CONFIG_FILE"]
+	if f == "" {
+		return nil
+	}
+	if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+		return nil // Terraform says what is wrong with it
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		return fmt.Errorf("terraform: CLI config: %w", err)
+	}
+	cp := sc.file("terraform.rc")
+	if err := os.WriteFile(cp, b, 0o600); err != nil {
+		return fmt.Errorf("terraform: CLI config: %w", err)
+	}
+	env["TF_CLI_CONFIG_FILE"] = cp
+	return nil
 }

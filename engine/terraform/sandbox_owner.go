@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,15 +14,17 @@ import (
 // handOver makes a run's files usable by the user Terraform runs as when
 // the server is root (Report.User): the paths it writes (the tree, the
 // scratch dir, the plugin cache, the operator's read_write paths) become
-// its own, and those it reads (the binary, the CLI config and its mirrors,
-// the operator's read_only paths) readable by others. Every directory
-// above them gets search permission for others (o+x: enter, not list), or
-// the user could not reach them: a data dir or a test's temporary dir is
-// 0700. Landlock still confines what it may open; this is what plain file
+// its own, and those it reads that hold no secret (the binary, the
+// provider mirrors) readable by others. Every directory above them gets
+// search permission for others (o+x: enter, not list), or the user could
+// not reach them: a data dir or a test's temporary dir is 0700. The
+// operator's read_only paths (a credentials file) are not widened: each
+// must be readable by the user already, or the run says which is not.
+// Landlock still confines what it may open; this is what plain file
 // permissions must allow besides. It runs before each command: the server
 // writes files into the tree and the scratch dir between commands (a
 // restored init, the saved plan to apply).
-func handOver(u *sandbox.Credential, writable, readable []string) error {
+func handOver(u *sandbox.Credential, writable, readable, checked []string) error {
 	if u == nil {
 		return nil
 	}
@@ -36,6 +39,14 @@ func handOver(u *sandbox.Credential, writable, readable []string) error {
 			return ownBy(path, u)
 		}); err != nil {
 			return err
+		}
+	}
+	for _, p := range checked {
+		if err := searchableAbove(p); err != nil {
+			return err
+		}
+		if !readableBy(p, u) {
+			return fmt.Errorf("terraform.sandbox_paths.read_only %s is not readable by uid %d (terraform.sandbox_user): give it to that user or group, or make it readable", p, u.UID)
 		}
 	}
 	for _, p := range readable {
@@ -102,4 +113,27 @@ func searchableAbove(path string) error {
 			return nil
 		}
 	}
+}
+
+// readableBy says whether u may read path (and list it, a directory), by
+// its mode bits.
+func readableBy(path string, u *sandbox.Credential) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	need := fs.FileMode(0o4)
+	if fi.IsDir() {
+		need = 0o5
+	}
+	mode := fi.Mode().Perm()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		switch {
+		case int(st.Uid) == u.UID:
+			return mode>>6&need == need
+		case int(st.Gid) == u.GID:
+			return mode>>3&need == need
+		}
+	}
+	return mode&need == need
 }
