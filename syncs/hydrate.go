@@ -239,7 +239,7 @@ func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, 
 			markdown.Quote(name), markdown.Quote(spec.Source), report.Short(sha), words.Count(res.Resources, "resource", "resources"), markdown.Quote(dest.Branch+":"+dest.Path))
 	}
 	if len(res.Kinds) > 0 {
-		fmt.Fprintf(&b, "Kinds: %s\n\n", strings.Join(res.Kinds, ", "))
+		fmt.Fprintf(&b, "Kinds: %s\n\n", report.Names(res.Kinds))
 	}
 	if len(res.Pinned) > 0 {
 		b.WriteString("Pinned images:\n")
