@@ -16,8 +16,12 @@ const (
 	// batch, and the run's page shows it within a second.
 	logFlushEvery = 250 * time.Millisecond
 	// logMaxPending bounds the masked text waiting for its batch (or for
-	// the end of its line): past it, it is stored at once.
+	// the end of its line): past it, it is stored at once, while the tool
+	// goes on printing.
 	logMaxPending = 64 << 10
+	// logMaxBacklog bounds what waits while a batch is being stored: past
+	// it, the tool's writes wait for the store.
+	logMaxBacklog = 4 << 20
 )
 
 // LogWriter streams a tool's output into the current run's log while the
@@ -39,6 +43,7 @@ type LogWriter struct {
 	pending []byte     // masked, not stored yet
 	timer   *time.Timer
 	closed  bool
+	storing bool // a full batch is being stored
 }
 
 // LogWriter returns a LogWriter into the current run's log; close it when
@@ -93,13 +98,27 @@ func (l *LogWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	l.in.Write(p) // fails only as pendingText does: never
-	full := len(l.pending) >= logMaxPending
+	full, backlog := len(l.pending) >= logMaxPending, len(l.pending) >= logMaxBacklog
 	if !full && l.timer == nil {
 		l.timer = time.AfterFunc(logFlushEvery, l.tick)
 	}
+	// A full batch is stored meanwhile: the tool does not wait for the
+	// database unless the store falls behind by logMaxBacklog.
+	async := full && !backlog && !l.storing
+	if async {
+		l.storing = true
+	}
 	l.mu.Unlock()
-	if full {
+	switch {
+	case backlog:
 		l.store(false)
+	case async:
+		go func() {
+			l.store(false)
+			l.mu.Lock()
+			l.storing = false
+			l.mu.Unlock()
+		}()
 	}
 	return len(p), nil
 }
