@@ -71,6 +71,8 @@ type Server struct {
 	// Storage: plan encryption keys, retention, source cache bound
 	// (config/storage.go).
 	Storage `yaml:",inline"`
+	// Log: level and format of the server's log (config/log.go).
+	Log Log `yaml:"log"`
 }
 
 // GitHub holds the App's identity and where GitHub is.
@@ -169,6 +171,7 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 	str("STRATA_GITHUB_CLIENT_SECRET", &s.GitHub.ClientSecret)
 	str("STRATA_TERRAFORM_BIN", &s.TerraformBin)
 	s.Terraform.applyEnv(getenv)
+	s.Log.applyEnv(getenv)
 	if v, ok := getenv("STRATA_GITHUB_APP_ID"); ok && v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -273,6 +276,7 @@ func (s *Server) applyDefaults() {
 	s.Storage.applyDefaults()
 	s.Hydrate.applyDefaults()
 	s.Terraform.applyDefaults()
+	s.Log.applyDefaults()
 	s.PublicURL = strings.TrimSuffix(s.PublicURL, "/")
 }
 
@@ -349,6 +353,7 @@ func (s *Server) validate() error {
 	problems = append(problems, s.Storage.problems()...)
 	problems = append(problems, s.Hydrate.problems()...)
 	problems = append(problems, s.Terraform.problems()...)
+	problems = append(problems, s.Log.problems()...)
 	if len(problems) > 0 {
 		return errors.New("invalid server config:\n  " + strings.Join(problems, "\n  "))
 	}

@@ -100,7 +100,7 @@ func TestResultsGoToStdout(t *testing.T) {
 		want string
 	}{
 		{[]string{"version"}, "strata dev\nsandbox: "},
-		{[]string{"config", "validate", repo}, ".strata.yaml is valid: 1 layer, 0 syncs, 0 releases\n"},
+		{[]string{"config", "validate", repo}, repo + "/.strata.yaml is valid: 1 layer, 0 syncs, 0 releases\n"},
 		{[]string{"config", "validate", t.TempDir()}, "has no .strata.yaml"},
 	} {
 		code, tr := cli(t, "", tc.args...)
@@ -167,42 +167,56 @@ func TestRunApplyWithoutYesNeedsATerminal(t *testing.T) {
 
 // strata run apply --yes on layers of which one fails to plan: the others
 // are applied, Terraform's output streams to stderr while it runs, and the
-// summary on stdout says of each layer whether it was applied, and why not.
+// summary on stdout says of each layer whether it was applied, and why not:
+// as text by default, as the markdown of a PR comment when asked.
 func TestRunApplySaysWhichLayersWereApplied(t *testing.T) {
-	root, states := applyCheckout(t)
-	code, tr := cli(t, "", "run", "apply", "--yes", "--repo", root)
-	if code != 1 {
-		t.Fatalf("exit %d, want 1 (a layer is not applied)\nstdout: %s\nstderr: %s", code, tr.out.String(), tr.err.String())
-	}
-	out := tr.out.String()
-	_, summary, _ := strings.Cut(out, "**Terraform apply:**\n")
-	want := []string{
-		"- ❌ `bad`: not applied: its plan failed: ", // then Terraform's error
-		"- ⛔ `app`: not applied: refused: it depends on `bad`, whose plan failed",
-		"- ✅ `good`: applied: 1 to add, 0 to change, 0 to destroy",
-		"- ➖ `quiet`: not applied: no changes",
-	}
-	lines := strings.Split(strings.TrimSpace(summary), "\n")
-	if len(lines) != len(want) {
-		t.Fatalf("summary:\n%s\nwant %d lines like:\n%s", summary, len(want), strings.Join(want, "\n"))
-	}
-	for i, line := range lines {
-		if line != want[i] && (i != 0 || !strings.HasPrefix(line, want[i]) || len(line) == len(want[i])) {
-			t.Errorf("summary line %d:\n%s\nwant:\n%s", i, line, want[i])
+	for _, tc := range []struct {
+		format, after string
+		want          []string
+	}{
+		{"", "Plan: 4 layers, 2 with changes, 1 failed\n\n", []string{
+			"bad: not applied: its plan failed: ", // then Terraform's error
+			"app: not applied: refused: it depends on bad, whose plan failed",
+			"good: applied: 1 to add, 0 to change, 0 to destroy",
+			"quiet: not applied: no changes",
+			"Apply: 4 layers, 1 applied, 2 not applied",
+		}},
+		{"markdown", "**Terraform apply:**\n", []string{
+			"- ❌ `bad`: not applied: its plan failed: ",
+			"- ⛔ `app`: not applied: refused: it depends on `bad`, whose plan failed",
+			"- ✅ `good`: applied: 1 to add, 0 to change, 0 to destroy",
+			"- ➖ `quiet`: not applied: no changes",
+		}},
+	} {
+		root, states := applyCheckout(t)
+		code, tr := cli(t, "", "run", "apply", "--yes", "--repo", root, "--format="+tc.format)
+		if code != 1 {
+			t.Fatalf("--format=%s: exit %d, want 1 (a layer is not applied)\nstdout: %s\nstderr: %s", tc.format, code, tr.out.String(), tr.err.String())
 		}
-	}
-	if !strings.Contains(tr.err.String(), "strata: 2 of 4 layers not applied") {
-		t.Errorf("stderr does not end with the count:\n%s", tr.err.String())
-	}
-	// Streamed: the apply's output reached stderr before the summary
-	// reached stdout.
-	order := tr.order.String()
-	if i, j := strings.Index(order, "Apply complete!"), strings.Index(order, "**Terraform apply:**"); i < 0 || j < i || strings.Contains(out, "Apply complete!") {
-		t.Errorf("Terraform's apply output is not streamed to stderr before the summary:\n%s", order)
-	}
-	for dir, want := range map[string]bool{"good": true, "app": false, "bad": false} {
-		if _, err := os.Stat(filepath.Join(states, dir+".tfstate")); (err == nil) != want {
-			t.Errorf("%s applied: %v, want %v", dir, err == nil, want)
+		out := tr.out.String()
+		_, summary, found := strings.Cut(out, tc.after)
+		lines := strings.Split(strings.TrimSpace(summary), "\n")
+		if !found || len(lines) != len(tc.want) {
+			t.Fatalf("--format=%s: summary after %q:\n%s\nwant %d lines like:\n%s\nstdout:\n%s", tc.format, tc.after, summary, len(tc.want), strings.Join(tc.want, "\n"), out)
+		}
+		for i, line := range lines {
+			if line != tc.want[i] && (i != 0 || !strings.HasPrefix(line, tc.want[i]) || len(line) == len(tc.want[i])) {
+				t.Errorf("--format=%s: summary line %d:\n%s\nwant:\n%s", tc.format, i, line, tc.want[i])
+			}
+		}
+		if !strings.Contains(tr.err.String(), "strata: 2 of 4 layers not applied") {
+			t.Errorf("stderr does not end with the count:\n%s", tr.err.String())
+		}
+		// Streamed: the apply's output reached stderr before the summary
+		// reached stdout.
+		order := tr.order.String()
+		if i, j := strings.Index(order, "Apply complete!"), strings.Index(order, tc.want[1]); i < 0 || j < i || strings.Contains(out, "Apply complete!") {
+			t.Errorf("Terraform's apply output is not streamed to stderr before the summary:\n%s", order)
+		}
+		for dir, want := range map[string]bool{"good": true, "app": false, "bad": false} {
+			if _, err := os.Stat(filepath.Join(states, dir+".tfstate")); (err == nil) != want {
+				t.Errorf("%s applied: %v, want %v", dir, err == nil, want)
+			}
 		}
 	}
 }
@@ -215,17 +229,17 @@ func TestRunApplyAsksFirst(t *testing.T) {
 	stdinIsTerminal = func(io.Reader) bool { return true }
 	defer func() { stdinIsTerminal = old }()
 	code, tr := cli(t, "y\n", "run", "apply", "--repo", root, "good", "quiet")
-	if want := "Will apply:\n  good: 1 to add, 0 to change, 0 to destroy\nWill not apply:\n  ➖ quiet: not applied: no changes\nApply this layer? Only 'yes' is accepted: "; !strings.Contains(tr.err.String(), want) {
+	if want := "Will apply:\n  good: 1 to add, 0 to change, 0 to destroy\nWill not apply:\n  quiet: not applied: no changes\nApply this layer? Only 'yes' is accepted: "; !strings.Contains(tr.err.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, tr.err.String())
 	}
-	if code != 1 || !strings.Contains(tr.out.String(), "- ⏸️ `good`: not applied: not confirmed") {
+	if code != 1 || !strings.Contains(tr.out.String(), "\ngood: not applied: not confirmed\n") {
 		t.Errorf("answer y: exit %d, want 1 and good not confirmed\nstdout: %s", code, tr.out.String())
 	}
 	if _, err := os.Stat(filepath.Join(states, "good.tfstate")); !os.IsNotExist(err) {
 		t.Fatalf("good was applied without a yes: %v", err)
 	}
 	code, tr = cli(t, "yes\n", "run", "apply", "--repo", root, "good")
-	if code != 0 || !strings.Contains(tr.out.String(), "- ✅ `good`: applied") {
+	if code != 0 || !strings.Contains(tr.out.String(), "\ngood: applied: 1 to add") {
 		t.Errorf("answer yes: exit %d\nstdout: %s\nstderr: %s", code, tr.out.String(), tr.err.String())
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -33,34 +32,68 @@ const (
 	applyFailed                    // Terraform failed applying the plan
 )
 
-// layerOutcome is one layer's line of the apply summary.
+// layerOutcome is what became of one layer, for the apply summary.
 type layerOutcome struct {
 	layer config.Layer
 	plan  *terraform.PlanResult
 	state applyState
-	why   string // the error, or the layer in the way
+	why   string // Terraform's error, or what stands in the way with %[1]s for dep
+	dep   string // the layer in the way
 }
 
-func (o layerOutcome) String() string {
-	name := "`" + o.layer.Name + "`"
-	switch o.state {
-	case toApply:
-		return fmt.Sprintf("%s: to apply: %s", name, o.plan.Summary())
-	case applied:
-		return fmt.Sprintf("✅ %s: applied: %s", name, o.plan.Summary())
-	case noChanges:
-		return fmt.Sprintf("➖ %s: not applied: no changes", name)
-	case planFailed:
-		return fmt.Sprintf("❌ %s: not applied: its plan failed: %s", name, o.why)
-	case refused:
-		return fmt.Sprintf("⛔ %s: not applied: refused: %s", name, o.why)
-	case notConfirmed:
-		return fmt.Sprintf("⏸️ %s: not applied: not confirmed", name)
-	case skipped:
-		return fmt.Sprintf("⏭️ %s: not applied: %s", name, o.why)
-	default:
-		return fmt.Sprintf("❌ %s: apply failed: %s", name, o.why)
+// The words of each state, in the summary and in JSON.
+var applyStates = map[applyState]struct{ words, json string }{
+	toApply:      {"to apply", "to_apply"},
+	applied:      {"applied", "applied"},
+	noChanges:    {"not applied: no changes", "no_changes"},
+	planFailed:   {"not applied: its plan failed", "plan_failed"},
+	refused:      {"not applied: refused", "refused"},
+	notConfirmed: {"not applied: not confirmed", "not_confirmed"},
+	skipped:      {"not applied", "skipped"},
+	applyFailed:  {"apply failed", "apply_failed"},
+}
+
+// reason is why the layer was not applied, with the layer in the way
+// quoted by quote; "" when there is nothing to say.
+func (o layerOutcome) reason(quote func(string) string) string {
+	if o.dep != "" {
+		return fmt.Sprintf(o.why, quote(o.dep))
 	}
+	return o.why
+}
+
+// line is the summary's line of the layer: "STATE: DETAIL".
+func (o layerOutcome) line(quote func(string) string) string {
+	s := applyStates[o.state].words
+	switch o.state {
+	case toApply, applied:
+		return s + ": " + o.plan.Summary()
+	case noChanges, notConfirmed:
+		return s
+	}
+	return s + ": " + o.reason(quote)
+}
+
+// String is the markdown line of the summary.
+func (o layerOutcome) String() string {
+	icon := map[applyState]string{applied: "✅ ", noChanges: "➖ ", planFailed: "❌ ", refused: "⛔ ", notConfirmed: "⏸️ ", skipped: "⏭️ ", applyFailed: "❌ "}[o.state]
+	return icon + "`" + o.layer.Name + "`: " + o.line(func(s string) string { return "`" + s + "`" })
+}
+
+// text is the plain line of the summary, coloured by p.
+func (o layerOutcome) text(p paint) string {
+	color := map[applyState]string{applied: ansiGreen, noChanges: ansiGreen, toApply: ansiYellow, notConfirmed: ansiYellow}[o.state]
+	if color == "" {
+		color = ansiRed
+	}
+	state, detail, _ := strings.Cut(o.line(func(s string) string { return s }), ": ")
+	if o.state == toApply || o.state == applied {
+		return p.with(ansiBold, o.layer.Name) + ": " + p.with(color, state) + ": " + detail
+	}
+	if detail != "" {
+		detail = ": " + detail
+	}
+	return p.with(ansiBold, o.layer.Name) + ": " + p.with(color, state) + detail
 }
 
 // decideApply names each planned layer's state before anything is
@@ -88,11 +121,11 @@ func decideApply(layers []config.Layer, reports []terraform.LayerReport, red *re
 			}
 			switch {
 			case reports[j].Err != nil:
-				o.state, o.why = refused, fmt.Sprintf("it depends on `%s`, whose plan failed", dep)
+				o.state, o.why, o.dep = refused, "it depends on %[1]s, whose plan failed", dep
 			case j < i && outcomes[j].state == refused:
-				o.state, o.why = refused, fmt.Sprintf("it depends on `%s`, which is refused", dep)
+				o.state, o.why, o.dep = refused, "it depends on %[1]s, which is refused", dep
 			case j > i && reports[j].Result.HasChanges:
-				o.state, o.why = refused, fmt.Sprintf("it depends on `%s`, which would be applied after it: name `%s` before it", dep, dep)
+				o.state, o.why, o.dep = refused, "it depends on %[1]s, which would be applied after it: name %[1]s before it", dep
 			}
 		}
 		outcomes[i] = o
@@ -100,10 +133,14 @@ func decideApply(layers []config.Layer, reports []terraform.LayerReport, red *re
 	return outcomes
 }
 
-// applyLayers asks for confirmation unless yes, applies the layers to
-// apply in order, stopping at the first failure, and prints the summary.
-func applyLayers(ctx context.Context, cmd *cobra.Command, yes bool, root string, layers []config.Layer, reports []terraform.LayerReport, red *redact.Redactor) error {
-	out, log := cmd.OutOrStdout(), cmd.ErrOrStderr()
+// applyLayers asks for confirmation unless yes, and applies the layers to
+// apply in order, stopping at the first failure.
+func applyLayers(ctx context.Context, cmd *cobra.Command, yes bool, root string, runs []localRun, reports []terraform.LayerReport, red *redact.Redactor) []layerOutcome {
+	log := cmd.ErrOrStderr()
+	layers := make([]config.Layer, len(runs))
+	for i, r := range runs {
+		layers[i] = r.layer
+	}
 	outcomes := decideApply(layers, reports, red)
 	n := 0
 	for _, o := range outcomes {
@@ -125,15 +162,11 @@ func applyLayers(ctx context.Context, cmd *cobra.Command, yes bool, root string,
 			continue
 		}
 		if failed != "" {
-			o.state, o.why = skipped, fmt.Sprintf("`%s` failed before it", failed)
+			o.state, o.why, o.dep = skipped, "%[1]s failed before it", failed
 			continue
 		}
 		fmt.Fprintf(log, "\n[strata] applying %s\n", o.layer.Name)
-		bin, kind := localBinary(o.layer)
-		res, err := terraform.Apply(ctx, terraform.ApplyInput{
-			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(o.layer.Dir)), Root: root, Workspace: o.layer.Workspace, TerraformBin: bin, Kind: kind, Env: userEnv(), Log: log},
-			PlanFile: o.plan.PlanFile,
-		})
+		res, err := terraform.Apply(ctx, terraform.ApplyInput{Setup: runs[i].setup(root, log), PlanFile: o.plan.PlanFile})
 		if res != nil {
 			red.Add(res.Sensitive...)
 		}
@@ -143,19 +176,7 @@ func applyLayers(ctx context.Context, cmd *cobra.Command, yes bool, root string,
 		}
 		o.state = applied
 	}
-	fmt.Fprintln(out, "\n**Terraform apply:**")
-	notApplied := 0
-	for _, o := range outcomes {
-		fmt.Fprintf(out, "\n- %s", o)
-		if o.state != applied && o.state != noChanges {
-			notApplied++
-		}
-	}
-	fmt.Fprintln(out)
-	if notApplied > 0 {
-		return fmt.Errorf("%d of %s not applied", notApplied, words.Count(len(outcomes), "layer", "layers"))
-	}
-	return nil
+	return outcomes
 }
 
 // confirm lists what will be applied and what will not, and asks; only
@@ -171,7 +192,7 @@ func confirm(in io.Reader, log io.Writer, outcomes []layerOutcome, n int) bool {
 		fmt.Fprintln(log, "Will not apply:")
 		for _, o := range outcomes {
 			if o.state != toApply {
-				fmt.Fprintf(log, "  %s\n", strings.ReplaceAll(o.String(), "`", ""))
+				fmt.Fprintf(log, "  %s\n", o.text(false))
 			}
 		}
 	}

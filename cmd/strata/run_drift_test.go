@@ -40,7 +40,7 @@ func TestRunDrift(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	err := runDrift(context.Background(), &out, root, nil)
+	err := runDrift(context.Background(), &out, output{format: formatText}, root, nil)
 	var exit *exitError
 	if !errors.As(err, &exit) || exit.code != exitDrifted || exit.msg != "1 of 2 layers drifted" {
 		t.Fatalf("runDrift = %v, want exit status %d\n%s", err, exitDrifted, out.String())
@@ -51,10 +51,10 @@ func TestRunDrift(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := runDrift(context.Background(), &out, root, []string{"clean"}); err != nil || out.String() != "clean: clean\n" {
+	if err := runDrift(context.Background(), &out, output{format: formatText}, root, []string{"clean"}); err != nil || out.String() != "clean: clean\n" {
 		t.Errorf("named clean layer: %v\n%s", err, out.String())
 	}
-	if err := runDrift(context.Background(), &out, root, []string{"nope"}); err == nil || !strings.Contains(err.Error(), `no layer "nope"`) {
+	if err := runDrift(context.Background(), &out, output{format: formatText}, root, []string{"nope"}); err == nil || !strings.Contains(err.Error(), `no layer "nope"`) {
 		t.Errorf("unknown layer: %v", err)
 	}
 }

@@ -113,18 +113,8 @@ func runHelmTest(ctx context.Context, out, log io.Writer, clusters releases.Clus
 
 // localRelease reads the release from the checkout's .strata.yaml.
 func localRelease(root, name string) (config.Release, error) {
-	data, err := os.ReadFile(filepath.Join(root, config.RepoFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return config.Release{}, fmt.Errorf("no %s in %s: releases are defined there", config.RepoFile, root)
-	}
+	repo, err := localRepo(root, "releases")
 	if err != nil {
-		return config.Release{}, err
-	}
-	repo, err := config.ParseRepo(config.RepoFile, data)
-	if err != nil {
-		return config.Release{}, err
-	}
-	if err := repo.Validate(config.DirFS(root)); err != nil {
 		return config.Release{}, err
 	}
 	var known []string
@@ -134,5 +124,26 @@ func localRelease(root, name string) (config.Release, error) {
 		}
 		known = append(known, rel.Name)
 	}
-	return config.Release{}, fmt.Errorf("no release %q in %s; its releases are: %v", name, config.RepoFile, known)
+	return config.Release{}, unknownName("release", name, plainNames(known), filepath.Join(root, config.RepoFile))
+}
+
+// localRepo reads and validates the checkout's .strata.yaml, which must
+// exist: what (releases, syncs) are defined only there.
+func localRepo(root, what string) (*config.Repo, error) {
+	file := filepath.Join(root, config.RepoFile)
+	data, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no %s in %s: %s are defined there", config.RepoFile, root, what)
+	}
+	if err != nil {
+		return nil, err
+	}
+	repo, err := config.ParseRepo(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := repo.Validate(config.DirFS(root)); err != nil {
+		return nil, err
+	}
+	return repo, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,21 +16,28 @@ import (
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/layers"
 	"strata.dev/strata/redact"
+	"strata.dev/strata/words"
 )
 
 // strata run plan|apply: the engine of /plan and /apply on a local checkout,
-// printing the same markdown report, without GitHub or a store.
+// printing its report as text, the markdown comment a PR would get, or
+// JSON, without GitHub or a store.
 func init() {
 	var r layersRun
 	plan := &cobra.Command{
 		Use:   "plan [LAYER...]",
-		Short: "Plan layers of a checkout and print the report a PR would get",
+		Short: "Plan layers of a checkout and print the report",
 		Long: `Plan the named layers (by name or dir), or every layer, of the checkout
 in --repo, the way /plan does: layers from .strata.yaml, or discovered
 without it; Terraform from STRATA_TERRAFORM_BIN or PATH, OpenTofu (layers
-with engine: tofu) from STRATA_TOFU_BIN or PATH. Prints the markdown
-comment Strata would post on stdout; Terraform's own output streams to
-stderr as it runs.`,
+with engine: tofu) from STRATA_TOFU_BIN or PATH.
+
+stdout gets the report: --format text (the default, coloured when stdout
+is a terminal and NO_COLOR is not set), markdown (the comment Strata would
+post) or json (docs/cli.md). stderr gets Terraform's own output as it runs.
+
+Exit status: 0 when every layer planned, 1 when one failed, 2 for a wrong
+command line (an unknown layer lists the layers there are).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r.names, r.apply = args, false
 			_, err := runLayers(cmd, r)
@@ -43,11 +51,12 @@ stderr as it runs.`,
 does, then apply exactly those plans, layer after layer in the order
 given (or of .strata.yaml).
 
-stdout gets the results: the plan report, then one line per layer saying
-whether it was applied and, if not, why (its plan failed, no changes,
-refused because a layer it depends on is not applied, an earlier layer
-failed, not confirmed). stderr gets the progress: Terraform's output as it
-runs, unmasked as terraform itself would print it, and the confirmation.
+stdout gets the results, in --format text (the default), markdown or json
+(one document, at the end): the plan report, then for each layer whether
+it was applied and, if not, why (its plan failed, no changes, refused
+because a layer it depends on is not applied, an earlier layer failed, not
+confirmed). stderr gets the progress: Terraform's output as it runs,
+unmasked as terraform itself would print it, and the confirmation.
 
 Before applying, the layers to apply are listed and "yes" is asked for
 on stdin. --yes applies without asking; without it, a stdin that is not a
@@ -64,6 +73,7 @@ was not, 2 for a wrong command line (or no --yes without a terminal).`,
 	apply.Flags().BoolVar(&r.yes, "yes", false, "apply without asking for confirmation")
 	for _, c := range []*cobra.Command{plan, apply} {
 		c.Flags().StringVar(&r.repoDir, "repo", ".", "the checkout's root")
+		addFormatFlag(c, &r.format)
 		runCmd.AddCommand(c)
 	}
 }
@@ -73,35 +83,75 @@ type layersRun struct {
 	repoDir string
 	names   []string // layers by name or dir; none is every layer
 	apply   bool
-	yes     bool // apply without asking
+	yes     bool   // apply without asking
+	format  string // --format
 }
 
+// localLayers are the checkout's layers: its .strata.yaml's, or, without
+// one, what discovery finds, as the server does.
 func localLayers(root string) ([]config.Layer, error) {
-	data, err := os.ReadFile(filepath.Join(root, config.RepoFile))
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(root, config.RepoFile)); errors.Is(err, os.ErrNotExist) {
 		dirs, err := terraform.Discover(root)
 		if err != nil {
 			return nil, err
 		}
 		return layers.DiscoveredLayers(dirs), nil
 	}
+	repo, err := localRepo(root, "layers")
 	if err != nil {
-		return nil, err
-	}
-	repo, err := config.ParseRepo(config.RepoFile, data)
-	if err != nil {
-		return nil, err
-	}
-	if err := repo.Validate(config.DirFS(root)); err != nil {
 		return nil, err
 	}
 	return repo.Layers, nil
+}
+
+// localRun is a layer with the binary that runs it.
+type localRun struct {
+	layer config.Layer
+	bin   string
+	kind  terraform.Kind
+}
+
+// prepareLayers reads the checkout's layers, picks the named ones and
+// finds each one's binary, before anything runs.
+func prepareLayers(root string, names []string) ([]localRun, error) {
+	all, err := localLayers(root)
+	if err != nil {
+		return nil, err
+	}
+	picked := all
+	if len(names) > 0 {
+		if picked, err = pickLayers(all, names, root); err != nil {
+			return nil, err
+		}
+	}
+	return withBinaries(picked)
+}
+
+func withBinaries(picked []config.Layer) ([]localRun, error) {
+	runs := make([]localRun, len(picked))
+	for i, l := range picked {
+		bin, kind, err := localBinary(l)
+		if err != nil {
+			return nil, fmt.Errorf("layer %s: %w", l.Name, err)
+		}
+		runs[i] = localRun{layer: l, bin: bin, kind: kind}
+	}
+	return runs, nil
+}
+
+func (r localRun) setup(root string, log io.Writer) terraform.Setup {
+	return terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(r.layer.Dir)), Root: root, Workspace: r.layer.Workspace,
+		TerraformBin: r.bin, Kind: r.kind, Env: userEnv(), Log: log}
 }
 
 func runLayers(cmd *cobra.Command, r layersRun) ([]terraform.LayerReport, error) {
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	o, err := outputOf(cmd, r.format)
+	if err != nil {
+		return nil, err
 	}
 	if r.apply && !r.yes && !stdinIsTerminal(cmd.InOrStdin()) {
 		return nil, usageError(cmd, errors.New("stdin is not a terminal, so there is no one to confirm the apply: pass --yes to apply without asking"))
@@ -110,48 +160,43 @@ func runLayers(cmd *cobra.Command, r layersRun) ([]terraform.LayerReport, error)
 	if err != nil {
 		return nil, err
 	}
-	layers, err := localLayers(root)
+	runs, err := prepareLayers(root, r.names)
 	if err != nil {
 		return nil, err
-	}
-	if len(r.names) > 0 {
-		var picked []config.Layer
-		for _, n := range r.names {
-			found := false
-			for _, l := range layers {
-				if l.Name == n || l.Dir == n {
-					picked, found = append(picked, l), true
-				}
-			}
-			if !found {
-				return nil, fmt.Errorf("no layer %q in %s", n, root)
-			}
-		}
-		layers = picked
 	}
 	red, _ := redact.New(nil)
 	var reports []terraform.LayerReport
 	failed := false
-	for _, l := range layers {
-		bin, kind := localBinary(l)
-		res, err := terraform.Plan(ctx, terraform.PlanInput{
-			Setup:    terraform.Setup{WorkDir: filepath.Join(root, filepath.FromSlash(l.Dir)), Root: root, Workspace: l.Workspace, TerraformBin: bin, Kind: kind, Env: userEnv(), Log: cmd.ErrOrStderr()},
-			VarFiles: l.VarFiles,
-		})
+	for _, run := range runs {
+		res, err := terraform.Plan(ctx, terraform.PlanInput{Setup: run.setup(root, cmd.ErrOrStderr()), VarFiles: run.layer.VarFiles})
 		if res != nil {
 			red.Add(res.Sensitive...)
 		}
 		failed = failed || err != nil
-		reports = append(reports, terraform.LayerReport{Layer: l.Name, Result: res, Err: err})
+		reports = append(reports, terraform.LayerReport{Layer: run.layer.Name, Result: res, Err: err})
 	}
-	fmt.Fprintln(cmd.OutOrStdout(), red.String(terraform.Comment(reports)))
+	out := cmd.OutOrStdout()
+	if o.format != formatJSON || !r.apply {
+		writePlanReport(out, o, runs, reports, red)
+	}
 	if !r.apply {
 		if failed {
 			return reports, errors.New("some layers failed to plan")
 		}
 		return reports, nil
 	}
-	return reports, applyLayers(ctx, cmd, r.yes, root, layers, reports, red)
+	outcomes := applyLayers(ctx, cmd, r.yes, root, runs, reports, red)
+	writeApplyReport(out, o, runs, reports, outcomes, red)
+	notApplied := 0
+	for _, oc := range outcomes {
+		if oc.state != applied && oc.state != noChanges {
+			notApplied++
+		}
+	}
+	if notApplied > 0 {
+		return reports, fmt.Errorf("%d of %s not applied", notApplied, words.Count(len(outcomes), "layer", "layers"))
+	}
+	return reports, nil
 }
 
 // userEnv is Terraform's environment in a local run: the user's own, as

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func (l *lockedBuffer) String() string {
 // strata runs the real command line in this process, as `strata ARGS...`.
 // Commands keep their flags and context between runs in one process:
 // --config and the context are reset.
-func strata(ctx context.Context, out *lockedBuffer, args ...string) error {
+func strata(ctx context.Context, out io.Writer, args ...string) error {
 	var reset func(c *cobra.Command)
 	reset = func(c *cobra.Command) {
 		c.SetContext(ctx)
