@@ -22,6 +22,7 @@ import (
 
 	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
+	"strata.dev/strata/version"
 	"strata.dev/strata/words"
 	"strata.dev/strata/worker"
 )
@@ -150,6 +151,7 @@ func parsePages() (map[string]*template.Template, error) {
 		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"duration": duration,
 		"count":    words.Count,
+		"version":  version.String,
 		"short":    report.Short,
 		"pathEsc":  url.PathEscape, // one path segment: a layer's name may hold "/"
 		"state":    stateName,
