@@ -51,14 +51,14 @@ func (r *Report) writeSummary(b *strings.Builder) {
 	if len(r.UpgradeHooks) > 0 {
 		fmt.Fprintf(b, "| %s hook | event | phase | duration |\n| --- | --- | --- | --- |\n", r.Action)
 		for _, h := range r.UpgradeHooks {
-			fmt.Fprintf(b, "| %s | %s | %s %s | %s |\n", markdown.Quote(h.Name), h.Event, phaseIcon(h.Phase), h.Phase, duration(h))
+			fmt.Fprintf(b, "| %s | %s | %s %s | %s |\n", markdown.QuoteCell(h.Name), h.Event, phaseIcon(h.Phase), h.Phase, duration(h))
 		}
 		b.WriteString("\n")
 	}
 	if len(r.Hooks) > 0 {
 		b.WriteString("| hook | phase | duration |\n| --- | --- | --- |\n")
 		for _, h := range r.Hooks {
-			fmt.Fprintf(b, "| %s | %s %s | %s |\n", markdown.Quote(h.Name), phaseIcon(h.Phase), h.Phase, duration(h))
+			fmt.Fprintf(b, "| %s | %s %s | %s |\n", markdown.QuoteCell(h.Name), phaseIcon(h.Phase), h.Phase, duration(h))
 		}
 		b.WriteString("\n")
 	} else if r.UpgradeErr == "" {
@@ -169,7 +169,7 @@ func (r *Report) writeWrites(b *strings.Builder) {
 		if w.Err != "" {
 			desc = "not written: " + w.Err
 		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s |\n", w.Op, w.Revision, w.Status, strings.ReplaceAll(oneLine(desc), "|", "\\|"))
+		fmt.Fprintf(b, "| %s | %d | %s | %s |\n", w.Op, w.Revision, w.Status, markdown.QuoteCell(oneLine(desc)))
 	}
 	b.WriteString("\n</details>\n")
 }

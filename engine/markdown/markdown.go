@@ -183,3 +183,9 @@ func longestRun(s string, c byte) int {
 	}
 	return longest
 }
+
+// QuoteCell is Quote for a cell of a GitHub table, where a | ends the cell
+// before any code span is seen, even inside one, and a backslash before it
+// is read as escaping something else: each | becomes U+FF5C, which looks
+// alike and means nothing to Markdown.
+func QuoteCell(s string) string { return Quote(strings.ReplaceAll(s, "|", "｜")) }

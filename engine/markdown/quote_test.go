@@ -8,6 +8,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
 	gparser "github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
@@ -32,6 +33,29 @@ func TestQuote(t *testing.T) {
 		if got := Quote(tc.in); got != tc.want {
 			t.Errorf("Quote(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestQuoteCell(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"api-test", "`api-test`"},
+		{"a|b", "`a｜b`"},
+		{"a\\|b ![i](u)", "`a\\｜b ![i](u)`"},
+	} {
+		if got := QuoteCell(tc.in); got != tc.want {
+			t.Errorf("QuoteCell(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// In a table row, the cell is one code span; the control, Quote in a
+	// cell, is split by the | and renders the image.
+	const evil = "a|b ![i](u) @x"
+	row := "| hook | phase |\n| --- | --- |\n| " + QuoteCell(evil) + " | ok |\n"
+	if n := kinds(t, row); n[ast.KindImage] != 0 || n[ast.KindCodeSpan] != 1 {
+		t.Errorf("%q renders %v", row, n)
+	}
+	row = "| hook | phase |\n| --- | --- |\n| " + Quote(evil) + " | ok |\n"
+	if n := kinds(t, row); n[ast.KindImage] != 1 {
+		t.Errorf("the control %q renders %v: the check proves nothing", row, n)
 	}
 }
 
@@ -64,8 +88,13 @@ func FuzzQuote(f *testing.F) {
 		if want == "" {
 			want = " "
 		}
-		q := Quote(s)
-		for _, doc := range []string{q, "- " + q + " is bad\n", "the value " + q + ", line 3."} {
+		q, cell := Quote(s), QuoteCell(s)
+		for _, doc := range []string{q, "- " + q + " is bad\n", "the value " + q + ", line 3.",
+			"| name | x |\n| --- | --- |\n| " + cell + " | y |\n"} {
+			want := want
+			if strings.HasPrefix(doc, "| name") {
+				want = strings.ReplaceAll(want, "|", "｜")
+			}
 			src := []byte(doc)
 			root := parser().Parse(text.NewReader(src))
 			var spans []string
@@ -81,7 +110,8 @@ func FuzzQuote(f *testing.F) {
 					}
 					spans = append(spans, b.String())
 					return ast.WalkSkipChildren, nil
-				case ast.KindDocument, ast.KindParagraph, ast.KindList, ast.KindListItem, ast.KindTextBlock:
+				case ast.KindDocument, ast.KindParagraph, ast.KindList, ast.KindListItem, ast.KindTextBlock,
+					extast.KindTable, extast.KindTableHeader, extast.KindTableRow, extast.KindTableCell:
 				case ast.KindText:
 					if t := string(n.(*ast.Text).Segment.Value(src)); strings.ContainsAny(t, "`@<[!") {
 						return ast.WalkStop, fmt.Errorf("text outside the code span: %q", t)
