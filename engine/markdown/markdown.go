@@ -151,7 +151,7 @@ func EscapeHTML(s string) string {
 // the next one, so each becomes a space, as CommonMark shows it in a code
 // span anyway; NUL becomes U+FFFD, as CommonMark renders it, and so does
 // invalid UTF-8, as GitHub's JSON would. An empty s is a code span of one
-// space. Not for a table cell: a | splits the cell before the span is seen.
+// space. In a table cell, QuoteCell.
 func Quote(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = codeText.Replace(s)
