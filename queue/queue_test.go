@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,10 +51,10 @@ func (sideArgs) Kind() string { return "side_effect" }
 
 type sideWorker struct {
 	river.WorkerDefaults[sideArgs]
-	runs int
+	runs atomic.Int32 // read by the test while River's goroutines may work
 }
 
-func (w *sideWorker) Work(context.Context, *river.Job[sideArgs]) error { w.runs++; return nil }
+func (w *sideWorker) Work(context.Context, *river.Job[sideArgs]) error { w.runs.Add(1); return nil }
 
 type interruptedWorker struct {
 	river.WorkerDefaults[queue.Interrupted]
@@ -79,7 +80,10 @@ func newFixture(t *testing.T, d store.Dialect) *fixture {
 	river.AddWorker(workers, f.echo)
 	river.AddWorker(workers, f.side)
 	river.AddWorker(workers, f.intr)
-	q, err := queue.New(f.st, workers, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 300 * time.Millisecond})
+	// Reaped at once when a test makes a run's heartbeat a minute old, but
+	// a live run is not taken for lost on a busy machine: 10 s of silence
+	// (5 s before its own cancel), not 300 ms.
+	q, err := queue.New(f.st, workers, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +119,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// waitIdle waits until the queue is at rest (queue.Pending is 0): every
+// job enqueued so far, and every job those enqueued, has finished. It is the
+// barrier before asserting that nothing more happened.
+func waitIdle(t *testing.T, st *store.Store) {
+	t.Helper()
+	waitFor(t, "the queue at rest", func() bool { n, err := queue.Pending(context.Background(), st); return err == nil && n == 0 })
+}
+
 func forEachDialect(t *testing.T, test func(t *testing.T, d store.Dialect)) {
 	for _, d := range storetest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
@@ -137,8 +149,7 @@ func TestRedeliveryEnqueuesNothing(t *testing.T) {
 			t.Fatalf("redelivery: ok=%v err=%v, want false, nil", ok, err)
 		}
 		f.start(t)
-		waitFor(t, "two jobs", func() bool { return f.echo.count() == 2 })
-		time.Sleep(200 * time.Millisecond)
+		waitIdle(t, f.st)
 		if n := f.echo.count(); n != 2 {
 			t.Fatalf("worked %d jobs, want 2 (the redelivery must add none)", n)
 		}
@@ -206,10 +217,12 @@ func TestLostRunsAreRecoveredByPolicy(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("no interrupted report for the side-effect job")
 		}
+		// Both recoveries are enqueued once the echo job ran again; then the
+		// queue at rest is the barrier: nothing more will run.
 		waitFor(t, "the echo job rerun", func() bool { return f.echo.count() == 1 })
-		time.Sleep(300 * time.Millisecond)
-		if f.side.runs != 0 {
-			t.Fatalf("the side-effect job ran %d times after its process died, want 0", f.side.runs)
+		waitIdle(t, f.st)
+		if n := f.side.runs.Load(); n != 0 {
+			t.Fatalf("the side-effect job ran %d times after its process died, want 0", n)
 		}
 		if n := f.echo.count(); n != 1 {
 			t.Fatalf("echo job worked %d times, want exactly 1 rerun", n)
