@@ -66,6 +66,15 @@ type Options struct {
 	Clusters releases.Clusters
 	// Clock replaces time.Now for the capabilities (takeover expiry).
 	Clock func() time.Time
+	// GitHubNow and GitHubSleep replace the clock GitHub's rate limits are
+	// waited out on (ghretry's Now and Sleep): a test moves past a reset
+	// instead of waiting for it (githubtest.Clock).
+	GitHubNow   func() time.Time
+	GitHubSleep func(ctx context.Context, d time.Duration) error
+	// ManualPeriodic schedules no periodic job (drift scans and discovery,
+	// repins, lock repair, prune): a test enqueues each when it wants it,
+	// so that no scan on the wall clock races the ones it runs.
+	ManualPeriodic bool
 }
 
 // New opens the store, migrates, and listens; Run serves.
@@ -204,13 +213,17 @@ func (s *Server) configure(ctx context.Context) error {
 	}
 	workers := river.NewWorkers()
 	rt.AddWorkers(workers)
+	periodic := rt.PeriodicJobs()
+	if opts.ManualPeriodic {
+		periodic = nil
+	}
 	q, err := queue.New(s.store, workers, queue.Options{
 		Workers:      cfg.Workers,
 		Log:          s.log,
 		Heartbeat:    opts.Heartbeat,
 		Logger:       slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Observe:      s.metrics.observeJob,
-		PeriodicJobs: rt.PeriodicJobs(),
+		PeriodicJobs: periodic,
 	})
 	if err != nil {
 		return err

@@ -35,6 +35,8 @@ func (s *Server) githubRetry() ghretry.Options {
 	return ghretry.Options{
 		MaxWait:        s.cfg.GitHub.MaxWait,
 		AttemptTimeout: 60 * time.Second,
+		Now:            s.opts.GitHubNow,
+		Sleep:          s.opts.GitHubSleep,
 		OnRetry: func(r *http.Request, reason ghretry.Reason, wait time.Duration) {
 			s.metrics.retries.WithLabelValues(string(reason)).Inc()
 			s.log.Info().Str("method", r.Method).Str("path", r.URL.Path).Str("reason", string(reason)).

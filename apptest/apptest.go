@@ -54,6 +54,13 @@ type Options struct {
 	// Heartbeat of running jobs; 100ms when zero. A test that runs many
 	// Terraforms at once on a loaded machine gives their leases more time.
 	Heartbeat time.Duration
+	// GitHubClock, when set, is the clock of the fake's rate limits and the
+	// one Strata waits them out on: a wait moves it instead of taking time.
+	GitHubClock *githubtest.Clock
+	// ManualPeriodic schedules none of the server's periodic jobs: the test
+	// enqueues a drift scan or a discovery when it wants one, and no scan
+	// on the wall clock comes between.
+	ManualPeriodic bool
 }
 
 // Env is a running Strata with its fake GitHub and one repository.
@@ -131,8 +138,13 @@ func Start(t testing.TB, opts Options) *Env {
 	if opts.Heartbeat == 0 {
 		opts.Heartbeat = 100 * time.Millisecond
 	}
-	srv, err := app.New(ctx, full, log, app.Options{Listener: ln, Heartbeat: opts.Heartbeat,
-		Clusters: opts.Clusters, Clock: opts.Clock})
+	appOpts := app.Options{Listener: ln, Heartbeat: opts.Heartbeat,
+		Clusters: opts.Clusters, Clock: opts.Clock, ManualPeriodic: opts.ManualPeriodic}
+	if c := opts.GitHubClock; c != nil {
+		gh.SetClock(c.Now)
+		appOpts.GitHubNow, appOpts.GitHubSleep = c.Now, c.Sleep
+	}
+	srv, err := app.New(ctx, full, log, appOpts)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

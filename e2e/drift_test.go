@@ -31,7 +31,10 @@ const (
 
 // driftScan runs the periodic drift scan now, as the queue's leader does
 // every minute, and waits for the runs it enqueued: the test decides when
-// time passes (testClock), never the wall clock.
+// time passes (testClock), never the wall clock. The servers of the drift
+// tests schedule no periodic job of their own (ManualPeriodic): a scan on
+// the wall clock, a minute into a slow run or late at start, would race
+// the test's.
 func driftScan(t *testing.T, e *apptest.Env) {
 	t.Helper()
 	runPeriodic(t, e, jobs.DriftScan{})
@@ -107,7 +110,7 @@ func driftIssues(repo *githubtest.Repo) []githubtest.Issue {
 // check success, issue closed with a comment.
 func TestDriftDetectedReportedAndClosed(t *testing.T) {
 	clock := &testClock{}
-	e := startProviderLayers(t, apptest.Options{Clock: clock.Now}, map[string][]providertest.Thing{network: nil})
+	e := startProviderLayers(t, apptest.Options{Clock: clock.Now, ManualPeriodic: true}, map[string][]providertest.Thing{network: nil})
 	e.Repo.Commit("main", map[string]string{".strata.yaml": driftConfig}, "Ask for drift detection")
 	e.Repo.SetPermission("alice", "write")
 	before := e.Repo.Branch("main")
@@ -234,10 +237,9 @@ func TestDriftDetectedReportedAndClosed(t *testing.T) {
 // when each layer is due.
 func TestDriftSkipsLockedLayerAndIgnoresPRConfig(t *testing.T) {
 	clock := &testClock{}
-	e := startProviderLayers(t, apptest.Options{Clock: clock.Now}, map[string][]providertest.Thing{network: nil})
-	// The PR holds the lock before the default branch asks for drift: the
-	// server's own scan, every minute by the wall clock, finds the layer
-	// locked whenever it runs, as the scan the test runs does.
+	e := startProviderLayers(t, apptest.Options{Clock: clock.Now, ManualPeriodic: true}, map[string][]providertest.Thing{network: nil})
+	// The PR holds the lock before the default branch asks for drift, so
+	// that every scan finds the layer locked until the PR closes.
 	pr := e.openPR("off", "alice", map[string]string{
 		".strata.yaml":       "version: 1\nlayers:\n  - dir: infra/network\n    drift: {enabled: false}\n",
 		network + "/main.tf": e.layer(network, providertest.Thing{Name: "b", Value: "two"}),
@@ -268,7 +270,7 @@ func TestDriftSkipsLockedLayerAndIgnoresPRConfig(t *testing.T) {
 	// A restart keeps when the layer is due: its scan at start runs
 	// nothing, and the layer runs again once 6h have passed.
 	e.Stop()
-	again := e.another(t, apptest.Options{DatabaseURL: e.Config.DatabaseURL, DataDir: e.Config.DataDir, GitHub: e.GitHub, Clock: clock.Now})
+	again := e.another(t, apptest.Options{DatabaseURL: e.Config.DatabaseURL, DataDir: e.Config.DataDir, GitHub: e.GitHub, Clock: clock.Now, ManualPeriodic: true})
 	driftScan(t, again.Env)
 	if runs := driftChecks(again.layersEnv, head); len(runs) != 1 {
 		t.Fatalf("drift checks after a restart = %d, want still 1", len(runs))

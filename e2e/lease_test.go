@@ -23,11 +23,17 @@ import (
 // then does replica B declare the run lost and plan the layer again. The
 // two plans of the layer never overlap, A reports nothing, and B's plan
 // completes the PR's one check and comment.
+//
+// The lease is on the database's clock, which no test can stop, so it is
+// long enough for a busy machine: renewed every second, cancelled after 3 s
+// without one, killed 1.5 s later, lost after 6 s. With 100 ms beats a live
+// plan was cancelled whenever its renewals stalled 300 ms, and the kill had
+// 150 ms before the other replica claimed the run.
 func TestLayersPlanStopsWhenItsReplicaLosesTheDatabase(t *testing.T) {
 	requireTerraform(t)
 	db := storetest.URL(t, store.Postgres)
 	proxy, viaProxy := newDBProxy(t, db)
-	a := startLayers(t, apptest.Options{DatabaseURL: viaProxy}, map[string]int{network: 1}, nil)
+	a := startLayers(t, apptest.Options{DatabaseURL: viaProxy, Heartbeat: time.Second}, map[string]int{network: 1}, nil)
 	a.Repo.SetPermission("alice", "write")
 	pr := a.openPR("grow", "alice", map[string]string{network + "/main.tf": a.layerFile(network, 3000)})
 	head := pr.HeadSHA()
@@ -37,7 +43,7 @@ func TestLayersPlanStopsWhenItsReplicaLosesTheDatabase(t *testing.T) {
 	a.WaitFor(layersWait, func() bool { pid = terraformBelow(a.Config.DataDir, "plan"); return pid != 0 })
 	exited := watchExit(t, pid)
 	// B starts only now, so that the plan is A's.
-	b := a.another(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub})
+	b := a.another(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub, Heartbeat: time.Second})
 
 	proxy.Cut()
 	cutAt := time.Now()

@@ -10,20 +10,22 @@ import (
 	"time"
 
 	"strata.dev/strata/apptest"
+	"strata.dev/strata/githubtest"
 )
 
 // GitHub is unhappy during a /plan: the 👀, the creation of the plan check,
 // its first update and the plan comment each hit a secondary rate limit;
 // the read of the PR answers 502; the limit runs out at the read of its
 // files. Strata waits, retries, and ends with exactly one of each:
-// reaction, lock check, plan check, plan comment.
+// reaction, lock check, plan check, plan comment. The waits are on the
+// fake's clock, which Strata's waits move: the test waits out no limit.
 func TestLayersPlanSurvivesRateLimits(t *testing.T) {
-	e := startLayers(t, apptest.Options{}, map[string]int{network: 1}, nil)
+	clock := githubtest.NewClock()
+	e := startLayers(t, apptest.Options{GitHubClock: clock}, map[string]int{network: 1}, nil)
 	pr := e.openPR("grow", "alice", map[string]string{network + "/main.tf": e.layerFile(network, 2)})
 	head := pr.HeadSHA()
 	gh, repo := e.GitHub, "/repos/acme/infra"
 
-	// Retry-After is whole seconds; 1 keeps the scenario quick.
 	gh.SecondaryLimitNext("POST", "/reactions", 1)
 	gh.FailNext("GET", repo+"/pulls/1", http.StatusBadGateway)
 	gh.ExhaustRateLimitBefore("GET", repo+"/pulls/1/files", time.Second)
@@ -71,6 +73,12 @@ func TestLayersPlanSurvivesRateLimits(t *testing.T) {
 	}
 	if f := gh.Failed(); len(f) != 1 || f[0].Path != "/api/v3"+repo+"/pulls/1" {
 		t.Errorf("failed = %+v, want the read of the PR", f)
+	}
+	// Strata waited, on the clock, at least what GitHub asked: 1 s after
+	// each of the four secondary limits, and the primary limit's reset
+	// (whole seconds, at least 1 s later).
+	if waited := clock.Waited(); waited < 5*time.Second {
+		t.Errorf("Strata waited %v in all, want at least 5s", waited)
 	}
 	retries := githubRetries(t, e.Server.MetricsAddr())
 	if retries["secondary_rate_limit"] != 4 || retries["primary_rate_limit"] < 1 || retries["server_error"] != 1 {

@@ -22,6 +22,16 @@ type rateWindow struct {
 	resetDelay time.Duration
 }
 
+// SetClock measures the rate limits' windows and resets on now instead of
+// the wall clock (time.Now), so that a test moves its clock past a reset
+// rather than waiting it out. The X-RateLimit-Reset headers are on that
+// clock too: a client that waits for them must use the same one.
+func (s *Server) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock = now
+}
+
 // SetRateLimit leaves the installation n more requests in the current
 // window. Once they are used, every request is refused as GitHub refuses
 // requests over its primary rate limit (403, x-ratelimit-remaining: 0, "API
@@ -33,7 +43,7 @@ func (s *Server) SetRateLimit(n int, resetAfter time.Duration) {
 	defer s.mu.Unlock()
 	s.rate = rateWindow{used: rateLimit - min(max(n, 0), rateLimit), resetDelay: resetAfter}
 	if n <= 0 {
-		s.rate.reset = ceilSecond(time.Now().Add(resetAfter))
+		s.rate.reset = ceilSecond(s.clock().Add(resetAfter))
 	}
 }
 
@@ -68,7 +78,7 @@ func (s *Server) countRequest(h http.Header, r *http.Request) (over bool) {
 	if login := s.userOf(r); login != "" {
 		return s.countUserRequest(h, login)
 	}
-	now := time.Now()
+	now := s.clock()
 	w := &s.rate
 	if !w.reset.IsZero() && !now.Before(w.reset) {
 		*w = rateWindow{reset: ceilSecond(now.Add(time.Hour))}

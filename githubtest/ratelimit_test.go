@@ -12,9 +12,12 @@ import (
 )
 
 // Every answer says the installation's limit; after SetRateLimit(2, ...)
-// the third request is refused without being performed, until the reset.
+// the third request is refused without being performed, until the reset:
+// a millisecond before it still refused, at it served.
 func TestPrimaryRateLimitRunsOutAndResets(t *testing.T) {
 	srv := NewServer(t)
+	clock := NewClock()
+	srv.SetClock(clock.Now)
 	repo := srv.AddRepo("acme", "infra")
 	repo.Commit("feature", map[string]string{"a.tf": "x"}, "a")
 	pr := repo.OpenPR("feature", "main", "alice")
@@ -27,7 +30,7 @@ func TestPrimaryRateLimitRunsOutAndResets(t *testing.T) {
 	if err != nil || resp.Rate.Limit != 5000 || resp.Header.Get("X-RateLimit-Used") != strconv.Itoa(5000-resp.Rate.Remaining) {
 		t.Fatalf("rate = %+v used %s, %v", resp.Rate, resp.Header.Get("X-RateLimit-Used"), err)
 	}
-	if until := time.Until(resp.Rate.Reset.Time); until < 58*time.Minute || until > time.Hour {
+	if until := resp.Rate.Reset.Time.Sub(clock.Now()); until < 58*time.Minute || until > time.Hour {
 		t.Errorf("reset in %v, want the hour's window", until)
 	}
 
@@ -47,7 +50,7 @@ func TestPrimaryRateLimitRunsOutAndResets(t *testing.T) {
 		t.Errorf("message = %q", rle.Message)
 	}
 	reset := rle.Rate.Reset.Time
-	if until := time.Until(reset); until <= 0 || until > 2*time.Second {
+	if until := reset.Sub(clock.Now()); until <= 0 || until > 2*time.Second {
 		t.Errorf("reset in %v, want about a second", until)
 	}
 	if n := len(repo.Comments(pr.Number)); n != 0 {
@@ -57,13 +60,20 @@ func TestPrimaryRateLimitRunsOutAndResets(t *testing.T) {
 		t.Errorf("limited = %+v", got)
 	}
 
-	time.Sleep(time.Until(reset))
+	clock.Set(reset.Add(-time.Millisecond))
+	if _, _, err := c().Issues.CreateComment(ctx, "acme", "infra", pr.Number, &github.IssueComment{Body: github.String("hi")}); !errors.As(err, &rle) {
+		t.Fatalf("a millisecond before the reset: %v, want a RateLimitError", err)
+	}
+	clock.Set(reset)
 	_, resp, err = c().Issues.CreateComment(ctx, "acme", "infra", pr.Number, &github.IssueComment{Body: github.String("hi")})
 	if err != nil || resp.Rate.Remaining != 4999 {
 		t.Fatalf("after the reset: remaining %d, %v", resp.Rate.Remaining, err)
 	}
 	if n := len(repo.Comments(pr.Number)); n != 1 {
 		t.Errorf("%d comments, want 1", n)
+	}
+	if n := len(srv.Limited()); n != 2 {
+		t.Errorf("limited %d requests, want 2 (both before the reset)", n)
 	}
 }
 
@@ -145,6 +155,8 @@ func TestFailNextIsNotPerformed(t *testing.T) {
 // until the reset.
 func TestExhaustRateLimitBefore(t *testing.T) {
 	srv := NewServer(t)
+	clock := NewClock()
+	srv.SetClock(clock.Now)
 	repo := srv.AddRepo("acme", "infra")
 	repo.Commit("feature", map[string]string{"a.tf": "x"}, "a")
 	pr := repo.OpenPR("feature", "main", "alice")
@@ -163,7 +175,7 @@ func TestExhaustRateLimitBefore(t *testing.T) {
 	if _, _, err := c().Repositories.Get(ctx, "acme", "infra"); !errors.As(err, &rle) {
 		t.Fatalf("a request after it: %v, want a RateLimitError", err)
 	}
-	time.Sleep(time.Until(rle.Rate.Reset.Time))
+	clock.Set(rle.Rate.Reset.Time)
 	if _, _, err := c().PullRequests.Get(ctx, "acme", "infra", pr.Number); err != nil {
 		t.Fatalf("after the reset: %v", err)
 	}
@@ -189,5 +201,27 @@ func TestFaultMatchesBody(t *testing.T) {
 	}
 	if runs := repo.CheckRuns(sha); len(runs) != 1 || runs[0].Name != "strata/plan: a" {
 		t.Errorf("check runs = %+v, want only a's", runs)
+	}
+}
+
+// The fake's Clock moves by what a client waits, never back, and not for
+// a wait whose context has ended.
+func TestClockMovesByWaits(t *testing.T) {
+	c := NewClock()
+	start := c.Now()
+	if err := c.Sleep(context.Background(), 1500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	c.Set(start) // back: ignored
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Sleep(ended, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("a wait with an ended context: %v, want context.Canceled", err)
+	}
+	if got := c.Now().Sub(start); got != 1500*time.Millisecond {
+		t.Errorf("the clock moved %v, want 1.5s", got)
+	}
+	if got := c.Waited(); got != 1500*time.Millisecond {
+		t.Errorf("Waited = %v, want 1.5s", got)
 	}
 }

@@ -60,12 +60,13 @@ type Server struct {
 	requests   []Request
 	tarballs   map[string]int
 	handlers   map[string]handlerFunc
-	faults     []fault      // faults.go
-	failed     []Request    // faults.go
-	rate       rateWindow   // ratelimit.go
-	exhaust    []exhaustion // ratelimit.go
-	limited    []Request    // ratelimit.go
-	oauth      oauthState   // oauth.go
+	faults     []fault          // faults.go
+	failed     []Request        // faults.go
+	rate       rateWindow       // ratelimit.go
+	exhaust    []exhaustion     // ratelimit.go
+	limited    []Request        // ratelimit.go
+	clock      func() time.Time // ratelimit.go
+	oauth      oauthState       // oauth.go
 }
 
 // NewServer starts a fake GitHub, closed when the test ends. Loading GitHub's
@@ -97,6 +98,7 @@ func NewServer(t testing.TB) *Server {
 		manifests:      map[string]bool{},
 		tarballs:       map[string]int{},
 		oauth:          newOAuthState(),
+		clock:          time.Now,
 	}
 	s.rate.reset = s.started.Add(time.Hour)
 	s.handlers = s.routes()

@@ -142,7 +142,7 @@ func (s *Server) userOf(r *http.Request) string {
 // own 5000 an hour, which GitHub keeps apart from the installation's, and
 // sets the X-RateLimit-* headers. Callers hold s.mu.
 func (s *Server) countUserRequest(h http.Header, login string) (over bool) {
-	now := time.Now()
+	now := s.clock()
 	w := s.oauth.userRates[login]
 	if w == nil || !now.Before(w.reset) {
 		w = &rateWindow{reset: ceilSecond(now.Add(time.Hour))}
