@@ -87,7 +87,9 @@ func benchLog(t *testing.T, bin string, mb int, d store.Dialect) {
 	t.Logf("by hand: init %.2fs, plan -out %.2fs printing %.1f MB, terraform's peak RSS %d MB",
 		hand.init.Seconds(), hand.plan.Seconds(), float64(hand.output)/1e6, hand.maxRSS>>20)
 
-	env := apptest.Start(t, apptest.Options{Dialect: d, Workers: 1, Configure: func(c *config.Server) {
+	// The server's own heartbeat (10 s, a 30 s lease), not the tests' 100 ms:
+	// a loaded 2-core machine stalls a database write past 300 ms.
+	env := apptest.Start(t, apptest.Options{Dialect: d, Workers: 1, Heartbeat: 10 * time.Second, Configure: func(c *config.Server) {
 		c.Terraform.SandboxPaths.ReadWrite = []string{stateDir}
 	}})
 	repo := env.Repo
@@ -99,6 +101,10 @@ func benchLog(t *testing.T, bin string, mb int, d store.Dialect) {
 	seen := lastCheckRun(env, pr.HeadSHA())
 
 	before := settledRSS(t)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	liveBefore := ms.HeapAlloc
+	heap := sampleHeap()
 	resetPeak(t)
 	start := time.Now()
 	env.Deliver(payload, event)
@@ -107,6 +113,7 @@ func benchLog(t *testing.T, bin string, mb int, d store.Dialect) {
 	env.WaitIdle(30 * time.Minute)
 	finished := time.Since(start)
 	peak := peakRSS(t)
+	heapPeak := heap()
 
 	run, err := env.Server.Store().LatestRun(t.Context(), repo.FullName(), "layer_plan", "infra/big")
 	if err != nil {
@@ -117,6 +124,7 @@ func benchLog(t *testing.T, bin string, mb int, d store.Dialect) {
 		t.Fatal(err)
 	}
 	growth := peak - before
+	t.Logf("Strata on %s: Go heap in use at most %d MB (%d MB live before), the garbage collector's headroom (GOGC) included", d, heapPeak>>20, liveBefore>>20)
 	t.Logf("Strata on %s: comment -> completed check %.2fs (%.2fx plan -out, %.2fx init + plan -out), -> run finished %.2fs; "+
 		"stored log %.1f MB; server's peak RSS above the %d MB it held before: %d MB until the check (%.2fx the output), %d MB until the end (%.2fx)",
 		d, checked.Sub(start).Seconds(), checked.Sub(start).Seconds()/hand.plan.Seconds(),
@@ -164,6 +172,29 @@ func byHand(t *testing.T, bin, layer string) handRun {
 type counter struct{ n int64 }
 
 func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// sampleHeap samples the Go heap in use every 10 ms until the returned
+// function is called, which returns the largest sample.
+func sampleHeap() func() uint64 {
+	stop, done := make(chan bool), make(chan uint64)
+	go func() {
+		var peak uint64
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(stop); return <-done }
+}
 
 // settledRSS is this process's resident set once the garbage is collected
 // and returned.
