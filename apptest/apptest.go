@@ -73,6 +73,7 @@ type Env struct {
 	HookURL string
 	stop    context.CancelFunc
 	done    chan error
+	log     *serverLog
 }
 
 // Start runs a Strata server for the test; it stops at cleanup.
@@ -134,7 +135,8 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	serverLog := newServerLog(zerolog.NewTestWriter(t))
+	log := zerolog.New(serverLog).Level(zerolog.DebugLevel)
 	if opts.Heartbeat == 0 {
 		opts.Heartbeat = 100 * time.Millisecond
 	}
@@ -150,7 +152,7 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatal(err)
 	}
 	e := &Env{t: t, GitHub: gh, Repo: repo, Server: srv, Config: full,
-		HookURL: "http://" + srv.Addr() + "/api/github/hook", stop: cancel, done: make(chan error, 1)}
+		HookURL: "http://" + srv.Addr() + "/api/github/hook", stop: cancel, done: make(chan error, 1), log: serverLog}
 	go func() { e.done <- srv.Run(ctx) }()
 	e.waitReady()
 	t.Cleanup(e.Stop)

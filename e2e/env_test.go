@@ -1,7 +1,8 @@
 package e2e
 
 import (
-	"strconv"
+	"cmp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,24 +124,15 @@ func logsWhere(t *testing.T, st *store.Store, query string, args ...any) []strin
 	return logs
 }
 
-// slotSpans reads, from run logs, when each run held its slot (what is
-// "layer" or "release"): [taken, released] in Unix milliseconds. Runs that
-// never took the slot are left out.
-func slotSpans(logs []string, what string) [][2]int64 {
+// slotSpans says when each run of the servers held a slot of what
+// ("layer" or "release"): [taken, released] in Unix milliseconds, ordered
+// by when they took it. The servers log it (worker.HoldSlot); the runs' own
+// logs say nothing of slots.
+func slotSpans(what string, servers ...*apptest.Env) [][2]int64 {
 	var spans [][2]int64
-	for _, log := range logs {
-		var span [2]int64
-		for _, line := range strings.Split(log, "\n") {
-			if v, ok := strings.CutPrefix(line, "[strata] "+what+" slot taken at "); ok {
-				span[0], _ = strconv.ParseInt(v, 10, 64)
-			}
-			if v, ok := strings.CutPrefix(line, "[strata] "+what+" slot released at "); ok {
-				span[1], _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		if span[0] != 0 {
-			spans = append(spans, span)
-		}
+	for _, s := range servers {
+		spans = append(spans, s.SlotSpans(what)...)
 	}
+	slices.SortFunc(spans, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
 	return spans
 }

@@ -62,7 +62,7 @@ func TestLayersPlanStopsWhenItsReplicaLosesTheDatabase(t *testing.T) {
 	}
 	defer st.Close()
 	apptest.WaitIdle(t, st, layersWait)
-	spans := slotSpans(runLogs(t, st, "layer_plan", "acme/infra"), "layer")
+	spans := slotSpans("layer", a.Env, b.Env)
 	if len(spans) != 2 {
 		t.Fatalf("%d plan runs took the layer's slot, want 2 (A's and B's retry): %v", len(spans), spans)
 	}

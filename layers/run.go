@@ -356,7 +356,7 @@ func workRoot(d *worker.Deps) (string, error) {
 // record, whose heartbeat the queue keeps; a run lost with its process frees
 // it.
 func waitSlot(ctx context.Context, st *store.Store, repo, layer string, runID int64) (func(), error) {
-	return worker.HoldSlot(ctx, st, "layer", runID,
+	return worker.HoldSlot(ctx, "layer", runID,
 		func(ctx context.Context) (bool, error) { return st.TakeSlot(ctx, repo, layer, runID) },
 		func(ctx context.Context) error { return st.ReleaseSlot(ctx, repo, layer, runID) })
 }

@@ -166,7 +166,7 @@ func releaseKey(r jobs.ReleaseSpec) store.ReleaseKey {
 // the run record, whose heartbeat the queue keeps; a run lost with its
 // process frees it.
 func waitReleaseSlot(ctx context.Context, st *store.Store, key store.ReleaseKey, runID int64) (func(), error) {
-	return worker.HoldSlot(ctx, st, "release", runID,
+	return worker.HoldSlot(ctx, "release", runID,
 		func(ctx context.Context) (bool, error) { return st.TakeReleaseSlot(ctx, key, runID) },
 		func(ctx context.Context) error { return st.FreeReleaseSlot(ctx, key, runID) })
 }

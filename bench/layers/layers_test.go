@@ -164,16 +164,16 @@ func phasesOf(t *testing.T, env *apptest.Env, start, done time.Time) breakdown {
 	t0 := start.UnixMilli()
 	// A comment's job knows no head commit: the runs are those that
 	// started after the delivery (each iteration waits for the last).
-	rows, err := st.DB().Query(st.Rebind(`SELECT kind, started_at, finished_at, `+st.LogSQL()+` FROM runs WHERE started_at >= ? ORDER BY id`), t0)
+	rows, err := st.DB().Query(st.Rebind(`SELECT kind, started_at, finished_at FROM runs WHERE started_at >= ? ORDER BY id`), t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
 	var evStart, evEnd, planStart, slot int64
 	for rows.Next() {
-		var kind, log string
+		var kind string
 		var s, f int64
-		if err := rows.Scan(&kind, &s, &f, &log); err != nil {
+		if err := rows.Scan(&kind, &s, &f); err != nil {
 			t.Fatal(err)
 		}
 		switch kind {
@@ -181,11 +181,12 @@ func phasesOf(t *testing.T, env *apptest.Env, start, done time.Time) breakdown {
 			evStart, evEnd = s, f
 		case "layer_plan":
 			planStart = s
-			for _, line := range strings.Split(log, "\n") {
-				if v, ok := strings.CutPrefix(line, "[strata] layer slot taken at "); ok {
-					slot, _ = strconv.ParseInt(v, 10, 64)
-				}
-			}
+		}
+	}
+	// When the plan took its layer's slot, from the server's log.
+	for _, span := range env.SlotSpans("layer") {
+		if span[0] >= planStart {
+			slot = span[0]
 		}
 	}
 	ms := func(a, b int64) time.Duration { return time.Duration(b-a) * time.Millisecond }
