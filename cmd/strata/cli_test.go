@@ -76,7 +76,9 @@ func TestUnknownCommandsAreUsageErrors(t *testing.T) {
 		{[]string{"run", "bogus"}, `unknown command "bogus" for "strata run"` + "\nRun 'strata run --help' for usage."},
 		{[]string{"version", "extra"}, `unknown command "extra" for "strata version"`},
 		{[]string{"run", "apply", "--yess"}, "unknown flag: --yess"},
-		{[]string{"run", "helm-test"}, "accepts 1 arg(s), received 0"},
+		{[]string{"run", "helm-test"}, "strata run helm-test takes one RELEASE, got 0 arguments"},
+		{[]string{"run", "hydrate", "dev", "qa"}, "strata run hydrate takes one SYNC, got 2 arguments"},
+		{[]string{"config", "validate", "a", "b"}, "strata config validate takes at most one DIR, got 2 arguments"},
 	} {
 		code, tr := cli(t, "", tc.args...)
 		if code != exitUsage || !strings.Contains(tr.err.String(), tc.want) || tr.out.Len() > 0 {

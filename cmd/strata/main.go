@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"strata.dev/strata/words"
 )
 
 // exitUsage is the exit status of a wrong command line.
@@ -88,6 +90,27 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
 			return usageError(cmd, err)
+		}
+		return nil
+	}
+}
+
+// exactlyOne wants one argument, named what ("RELEASE"), and says so in
+// words (cobra's own message is "accepts 1 arg(s), received 0").
+func exactlyOne(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("%s takes one %s, got %s", cmd.CommandPath(), what, words.Count(len(args), "argument", "arguments"))
+		}
+		return nil
+	}
+}
+
+// atMostOne takes one argument, what, or none.
+func atMostOne(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > 1 {
+			return fmt.Errorf("%s takes at most one %s, got %s", cmd.CommandPath(), what, words.Count(len(args), "argument", "arguments"))
 		}
 		return nil
 	}

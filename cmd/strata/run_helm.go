@@ -41,7 +41,7 @@ as configured, the way /helm-test does, on the cluster of --kubeconfig
 name is the release's release_name with {pr} replaced by --pr, unless
 --release-name is given. Prints the markdown of the check Strata would
 post on stdout; exits non-zero when the tests fail.`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args: usageArgs(exactlyOne("RELEASE")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if ctx == nil {

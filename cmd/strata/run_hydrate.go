@@ -51,7 +51,7 @@ say); when it does not exist every file shows as added.
 
 Remote bases and resources are fetched only when --allow-remote allows
 them, as the server's hydrate.allow_remote does.`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args: usageArgs(exactlyOne("SYNC")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if ctx == nil {

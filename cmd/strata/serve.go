@@ -65,7 +65,7 @@ environment, the App credentials the setup page stored) and, when the
 current directory has a .strata.yaml, that file too. With DIR: check DIR's
 .strata.yaml, or list the layers discovery finds when it has none. Each
 line says which file it validated.`,
-		Args: usageArgs(cobra.MaximumNArgs(1)),
+		Args: usageArgs(atMostOne("DIR")),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := config.CheckEnv(os.Environ()); err != nil {
 				return err
