@@ -74,8 +74,7 @@ func child(raw string) int {
 	}
 	limits := spec.Limits.orDefault()
 	// The heap's bound: a build that needs more dies here, not the server.
-	mem := uint64(limits.MemoryBytes)
-	if err := syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: mem, Max: mem}); err != nil {
+	if err := limitMemory(uint64(limits.MemoryBytes)); err != nil {
 		fmt.Fprintf(os.Stderr, "strata build: memory limit: %v\n", err)
 		return 125
 	}
@@ -143,9 +142,7 @@ func build(parent context.Context, in Input) (*built, error) {
 	cmd.Env = append(childEnv(tmp), buildEnv+"="+string(spec))
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stderr = stderr
-	// Its own process group, so that killing it kills git too; and killed
-	// with the server.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procAttr()
 	cmd.WaitDelay = 5 * time.Second // should a process outside the group hold stderr
 	err = cmd.Start()
 	w.Close()
