@@ -108,7 +108,7 @@ func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(
 		status = store.RunFailed
 	}
 	// Keep a conclusion or summary a worker already wrote.
-	if cur, gerr := st.Run(context.WithoutCancel(ctx), run.ID); gerr == nil && cur.Status == store.RunRunning {
+	if cur, gerr := st.RunRecord(context.WithoutCancel(ctx), run.ID); gerr == nil && cur.Status == store.RunRunning {
 		if ferr := st.FinishRun(context.WithoutCancel(ctx), run.ID, status, cur.Conclusion, cur.Summary); ferr != nil {
 			// The reaper will find the run still running and recover it.
 			zerolog.Ctx(ctx).Warn().Err(ferr).Int64("run", run.ID).Msg("record the run's end")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -54,7 +55,7 @@ func (u *UI) runEvents(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), streamMaxAge)
 	defer cancel()
 	f := &follower{w: w, flush: rc.Flush, st: u.opts.Deps.Store, id: run.ID, sum: sha256.New()}
-	if err := f.follow(ctx, run, from, u.opts.LogPoll, streamKeepAlive); err != nil && ctx.Err() == nil {
+	if err := f.follow(ctx, from, u.opts.LogPoll, streamKeepAlive); err != nil && ctx.Err() == nil {
 		u.opts.Log.Warn().Err(err).Int64("run", run.ID).Msg("web UI: a run's event stream ended")
 	}
 }
@@ -78,10 +79,16 @@ type follower struct {
 // follow sends what the log gains beyond from, until the run ends (then a
 // done event), ctx ends, or writing fails. Each look reads only what
 // follows the end of what was sent (from the tail on, to see a rewrite).
-func (f *follower) follow(ctx context.Context, run *store.Run, from int, poll, keepAlive time.Duration) error {
-	f.sent = min(from, len(run.Log))
-	f.sentText(run.Log[:f.sent])
-	part := store.LogPart{Status: run.Status, Conclusion: run.Conclusion, Size: len(run.Log), Text: run.Log[f.sent-len(f.tail):]}
+func (f *follower) follow(ctx context.Context, from int, poll, keepAlive time.Duration) error {
+	// What the page has, read a chunk at a time: a log of tens of MB is
+	// never held here.
+	if err := f.st.WriteLog(ctx, f.id, &hadWriter{f: f, left: from}); err != nil && !errors.Is(err, errHadAll) {
+		return err
+	}
+	part, err := f.st.LogFrom(ctx, f.id, f.sent-len(f.tail))
+	if err != nil {
+		return err
+	}
 	ticker := time.NewTicker(poll)
 	defer ticker.Stop()
 	alive := time.NewTicker(keepAlive)
@@ -140,6 +147,27 @@ func (f *follower) send(ctx context.Context, part store.LogPart) error {
 	}
 	data, _ := json.Marshal(done)
 	return f.event("event: done\ndata: " + string(data) + "\n\n")
+}
+
+// hadWriter records the first left bytes of the log as sent: what the
+// page loaded.
+type hadWriter struct {
+	f    *follower
+	left int
+}
+
+// errHadAll stops reading the log once what the page has is read.
+var errHadAll = errors.New("read what the page has")
+
+func (h *hadWriter) Write(p []byte) (int, error) {
+	n := min(len(p), h.left)
+	h.f.sentText(string(p[:n]))
+	h.f.sent += n
+	h.left -= n
+	if h.left == 0 {
+		return n, errHadAll
+	}
+	return n, nil
 }
 
 // sentText records text as sent.

@@ -74,7 +74,7 @@ func TestFollowSendsNewTextThenDone(t *testing.T) {
 	events := readEvents(pr)
 	f := &follower{w: pw, flush: func() error { return nil }, st: st, id: run.ID, sum: sha256.New()}
 	done := make(chan error, 1)
-	go func() { done <- f.follow(ctx, run, len(run.Log), 5*time.Millisecond, time.Hour); pw.Close() }()
+	go func() { done <- f.follow(ctx, len(run.Log), 5*time.Millisecond, time.Hour); pw.Close() }()
 
 	if err := st.AppendLog(ctx, run.ID, "password=hunter2\n"); err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestFollowSendsNewTextThenDone(t *testing.T) {
 	final, _ := st.Run(ctx, run.ID)
 	var b strings.Builder
 	f = &follower{w: &b, flush: func() error { return nil }, st: st, id: run.ID, sum: sha256.New()}
-	if err := f.follow(ctx, final, len(final.Log), time.Hour, time.Hour); err != nil {
+	if err := f.follow(ctx, len(final.Log), time.Hour, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.String(); got != "event: done\ndata: {\"conclusion\":\"success\",\"status\":\"succeeded\"}\n\n" {

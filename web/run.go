@@ -24,6 +24,12 @@ func (u *UI) runPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	log, err := u.opts.Deps.Store.Log(r.Context(), run.ID)
+	if err != nil {
+		u.dbFailed(w, v, err)
+		return
+	}
+	run.Log = log
 	data := &runPage{runView: u.runView(run, u.origins(r, []*store.Run{run})[run.JobID]), Repo: repo}
 	if run.HeadSHA != "" {
 		data.CommitURL = u.opts.Deps.CommitURL(repo.FullName, run.HeadSHA)
@@ -63,10 +69,10 @@ func (u *UI) pathRun(w http.ResponseWriter, r *http.Request) (*Viewer, *store.Ru
 	return v, run, repo, true
 }
 
-// visibleRun reads a run of a repository the viewer may see; any other is
-// ErrNotFound.
+// visibleRun reads a run of a repository the viewer may see, without its
+// log; any other is ErrNotFound.
 func (u *UI) visibleRun(ctx context.Context, v *Viewer, id int64) (*store.Run, Repo, error) {
-	run, err := u.opts.Deps.Store.Run(ctx, id)
+	run, err := u.opts.Deps.Store.RunRecord(ctx, id)
 	if err != nil {
 		return nil, Repo{}, err
 	}

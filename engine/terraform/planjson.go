@@ -27,30 +27,28 @@ func readPlanJSON(r io.Reader) (*PlanResult, error) {
 		switch key {
 		case "resource_changes", "resource_drift":
 			return p.array(func() error {
-				var rc tfjson.ResourceChange
+				var rc resourceChange
 				if err := p.dec.Decode(&rc); err != nil {
 					return err
 				}
 				if key == "resource_changes" {
 					p.r.addChange(&rc)
 				}
-				if c := rc.Change; c != nil {
-					walkMarked(c.Before, c.BeforeSensitive, p.add)
-					walkMarked(c.After, c.AfterSensitive, p.add)
+				if rc.Change != nil {
+					p.change(rc.Change)
 				}
 				return nil
 			})
 		case "output_changes":
 			return p.object(func(name string) error {
-				var c tfjson.Change
+				var c change
 				if err := p.dec.Decode(&c); err != nil {
 					return err
 				}
 				if action := outputAction(c.Actions); action != "" {
 					p.r.Outputs = append(p.r.Outputs, OutputChange{Name: name, Action: action})
 				}
-				walkMarked(c.Before, c.BeforeSensitive, p.add)
-				walkMarked(c.After, c.AfterSensitive, p.add)
+				p.change(&c)
 				return nil
 			})
 		case "prior_state":
@@ -115,8 +113,63 @@ func (p *planJSON) result() *PlanResult {
 	return r
 }
 
+// resourceChange and change are tfjson's ResourceChange and Change with
+// the values left raw: a value is decoded only when its marks say some of
+// it is sensitive, so a plan of large values is not decoded whole.
+type resourceChange struct {
+	Address string              `json:"address"`
+	Mode    tfjson.ResourceMode `json:"mode"`
+	Change  *change             `json:"change"`
+}
+
+type change struct {
+	Actions         tfjson.Actions    `json:"actions"`
+	Before          json.RawMessage   `json:"before"`
+	After           json.RawMessage   `json:"after"`
+	BeforeSensitive any               `json:"before_sensitive"`
+	AfterSensitive  any               `json:"after_sensitive"`
+	Importing       *tfjson.Importing `json:"importing"`
+}
+
+func (p *planJSON) change(c *change) {
+	p.marked(c.Before, c.BeforeSensitive)
+	p.marked(c.After, c.AfterSensitive)
+}
+
+// marked collects the strings of a raw value that marks cover.
+func (p *planJSON) marked(raw json.RawMessage, marks any) {
+	if !anyMarked(marks) {
+		return
+	}
+	var value any
+	if json.Unmarshal(raw, &value) == nil {
+		walkMarked(value, marks, p.add)
+	}
+}
+
+// anyMarked says whether marks cover anything.
+func anyMarked(marks any) bool {
+	switch m := marks.(type) {
+	case bool:
+		return m
+	case map[string]any:
+		for _, sub := range m {
+			if anyMarked(sub) {
+				return true
+			}
+		}
+	case []any:
+		for _, sub := range m {
+			if anyMarked(sub) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // addChange counts one resource change.
-func (r *PlanResult) addChange(rc *tfjson.ResourceChange) {
+func (r *PlanResult) addChange(rc *resourceChange) {
 	if rc.Mode != tfjson.ManagedResourceMode || rc.Change == nil {
 		return
 	}
@@ -167,13 +220,14 @@ func (p *planJSON) stateValues() error {
 		switch key {
 		case "outputs":
 			return p.object(func(string) error {
-				var o tfjson.StateOutput
+				var o struct {
+					Sensitive bool            `json:"sensitive"`
+					Value     json.RawMessage `json:"value"`
+				}
 				if err := p.dec.Decode(&o); err != nil {
 					return err
 				}
-				if o.Sensitive {
-					walkMarked(o.Value, true, p.add)
-				}
+				p.marked(o.Value, o.Sensitive)
 				return nil
 			})
 		case "root_module":
@@ -188,14 +242,14 @@ func (p *planJSON) module() error {
 		switch key {
 		case "resources":
 			return p.array(func() error {
-				var r tfjson.StateResource
+				var r struct {
+					Values          json.RawMessage `json:"values"`
+					SensitiveValues any             `json:"sensitive_values"`
+				}
 				if err := p.dec.Decode(&r); err != nil {
 					return err
 				}
-				var marks any
-				if len(r.SensitiveValues) > 0 && json.Unmarshal(r.SensitiveValues, &marks) == nil {
-					walkMarked(r.AttributeValues, marks, p.add)
-				}
+				p.marked(r.Values, r.SensitiveValues)
 				return nil
 			})
 		case "child_modules":
