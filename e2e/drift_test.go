@@ -280,5 +280,12 @@ func TestDriftSkipsLockedLayerAndIgnoresPRConfig(t *testing.T) {
 	if runs := driftChecks(again.layersEnv, head); len(runs) != 2 {
 		t.Fatalf("drift checks 6h after the restart = %d, want 2", len(runs))
 	}
+	// Every scan was one the test ran: neither server scheduled its own,
+	// not even at start.
+	var scans int
+	st := again.Server.Store()
+	if err := st.DB().QueryRow(st.Rebind(`SELECT count(*) FROM river_job WHERE kind = ?`), jobs.DriftScan{}.Kind()).Scan(&scans); err != nil || scans != 4 {
+		t.Errorf("%d drift scans (%v), want the test's 4", scans, err)
+	}
 	noViolations(t, e.GitHub)
 }
