@@ -28,7 +28,9 @@
 // then refuses every request (403, remaining 0, "API rate limit exceeded for
 // installation ID ...") until the reset, resetAfter later;
 // ExhaustRateLimitBefore(method, path, resetAfter) makes it run out just
-// before a given request.
+// before a given request. SetClock puts the windows and resets on a clock
+// of the test's: with a Clock, which a client's waits move
+// (apptest.Options.GitHubClock), no test waits out a reset.
 // SecondaryLimitNext(method, path, retryAfter) refuses the next matching
 // request with GitHub's secondary-limit 403 and Retry-After; FailNext
 // answers one with any status (say 502). None of these refusals performs
