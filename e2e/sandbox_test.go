@@ -28,7 +28,7 @@ func TestPlanCannotReadTheServersSecrets(t *testing.T) {
 	e := newCrashEnv(t)
 	e.db = "sqlite://" + filepath.Join(e.dataDir, "strata.db") // in the data dir, where the server keeps it
 	canary, tfVarCanary := "canary-"+randomHex(t), "tfvar-canary-"+randomHex(t)
-	t.Setenv("STRATA_CANARY_SECRET", canary)
+	t.Setenv("CANARY_SECRET", canary) // a secret of the server's environment (not STRATA_*: serve refuses unknown ones)
 	t.Setenv("TF_VAR_canary", tfVarCanary)
 	keyFile := filepath.Join(t.TempDir(), "app-key.pem")
 	key := e.gh.PrivateKeyPEM()
