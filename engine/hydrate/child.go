@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"strata.dev/strata/words"
 )
 
 // A build runs in a child process: the strata binary (or a test binary)
@@ -181,7 +183,7 @@ func build(parent context.Context, in Input) (*built, error) {
 		return nil, parent.Err() // the job's end, not the build's fault
 	case !finished:
 		return nil, fmt.Errorf("kustomize build did not finish within %s: make it faster (a remote base?), or ask the operator for a longer server config hydrate.timeout: %w",
-			timeout, ErrTimeout)
+			words.Duration(timeout), ErrTimeout)
 	case got.err != nil && strings.Contains(stderr.String(), "out of memory"):
 		return nil, fmt.Errorf("%s: %w: the build needed more than %d bytes of memory", in.Source, ErrLimit, limits.MemoryBytes)
 	case got.err != nil:
