@@ -12,6 +12,7 @@ import (
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/githubtest"
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/store"
 	"strata.dev/strata/store/storetest"
 )
@@ -45,7 +46,7 @@ func (e *crashEnv) start() *process { return startProcess(e.t, e.gh, e.gh.URL(),
 // provisioners), as when its container dies.
 func kill(t *testing.T, p *process) {
 	t.Helper()
-	pids := descendants(p.cmd.Process.Pid)
+	pids := sandbox.Descendants(p.cmd.Process.Pid)
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -53,43 +54,10 @@ func kill(t *testing.T, p *process) {
 	<-p.done
 }
 
-// descendants lists the processes below pid, from /proc.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may hold spaces.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) > 1 {
-			ppid, _ := strconv.Atoi(fields[1])
-			children[ppid] = append(children[ppid], child)
-		}
-	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
-}
-
 // runsBelow reports whether a process below pid runs with arg among its
 // arguments (Terraform's subcommand).
 func runsBelow(pid int, arg string) bool {
-	for _, p := range descendants(pid) {
+	for _, p := range sandbox.Descendants(pid) {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "cmdline"))
 		if err != nil {
 			continue

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"strata.dev/strata/apptest"
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/store"
 	"strata.dev/strata/store/storetest"
 )
@@ -105,7 +106,7 @@ func TestLayersPlanStopsWhenItsReplicaLosesTheDatabase(t *testing.T) {
 // terraformBelow is the pid of a Terraform process of this test process
 // running subcommand in a work dir under dataDir (one replica's), or 0.
 func terraformBelow(dataDir, subcommand string) int {
-	for _, pid := range descendants(os.Getpid()) {
+	for _, pid := range sandbox.Descendants(os.Getpid()) {
 		cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
 		if err != nil || !strings.HasPrefix(cwd, dataDir+string(filepath.Separator)) {
 			continue

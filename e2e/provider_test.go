@@ -10,6 +10,7 @@ import (
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform/testprovider/providertest"
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/seal"
 )
 
@@ -261,7 +262,7 @@ func TestProviderApplyKilledMidRun(t *testing.T) {
 
 // providerBelow reports whether the test provider runs below pid.
 func providerBelow(pid int) bool {
-	for _, p := range descendants(pid) {
+	for _, p := range sandbox.Descendants(pid) {
 		exe, err := os.Readlink(filepath.Join("/proc", itoa(int64(p)), "exe"))
 		if err == nil && strings.HasPrefix(filepath.Base(exe), "terraform-provider-world") {
 			return true

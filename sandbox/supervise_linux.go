@@ -121,7 +121,7 @@ func exitCode(ws syscall.WaitStatus) int {
 // next pass.
 func killDescendants() {
 	for {
-		pids := descendants(os.Getpid())
+		pids := Descendants(os.Getpid())
 		if len(pids) == 0 {
 			return
 		}
@@ -132,8 +132,9 @@ func killDescendants() {
 	}
 }
 
-// descendants are the live (not zombie) processes below root, from /proc.
-func descendants(root int) []int {
+// Descendants are the live (not zombie) processes below root, from /proc:
+// what a run left behind, for the supervisor and for tests that check it.
+func Descendants(root int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
