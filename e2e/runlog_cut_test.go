@@ -50,9 +50,16 @@ func TestAPlanPastTheLogLimitCompletesWithTheCutNote(t *testing.T) {
 		len(run.Log) > limit+1+len(cutNote(limit)) || !strings.Contains(run.Log, "terraform init") {
 		t.Fatalf("run %s, log of %d bytes:\n%s", run.Status, len(run.Log), run.Log)
 	}
+	// The log is in its chunks, none in the run's row. How many chunks
+	// depends on how fast Terraform printed (the writer stores a batch at
+	// most every 250 ms); that appends are inserts is store's test.
 	var chunks int
-	if err := st.DB().QueryRow(st.Rebind(`SELECT count(*) FROM run_log_chunks WHERE run_id = ?`), run.ID).Scan(&chunks); err != nil || chunks < 3 {
-		t.Errorf("the log is %d chunks (%v), want one an append", chunks, err)
+	var inRow string
+	if err := st.DB().QueryRow(st.Rebind(`SELECT count(*) FROM run_log_chunks WHERE run_id = ?`), run.ID).Scan(&chunks); err != nil || chunks < 1 {
+		t.Errorf("the log is %d chunks (%v), want at least one", chunks, err)
+	}
+	if err := st.DB().QueryRow(st.Rebind(`SELECT log FROM runs WHERE id = ?`), run.ID).Scan(&inRow); err != nil || inRow != "" {
+		t.Errorf("the run's row holds %d bytes of log (%v), want none", len(inRow), err)
 	}
 
 	res, body := fetchPage(t, browser(t), runlog.URL(e.Config.PublicURL, e.Config.GitHub.WebhookSecret, run.ID))
