@@ -1,7 +1,7 @@
 // Package logs benchmarks a plan whose output is large (issue 21, item 3):
-// time and peak memory of Strata planning a layer that prints 1, 16 and 64
-// MB, on SQLite and PostgreSQL, against `terraform plan -out` run by hand
-// on the same layer.
+// time and peak memory of a real `strata serve` process planning a layer
+// that prints 1, 16 and 64 MB, on SQLite and PostgreSQL, against
+// `terraform plan -out` run by hand on the same layer.
 //
 //	STRATA_BENCH=1 go test ./bench/logs -run TestBenchLogs -v -timeout 60m
 //
@@ -9,30 +9,37 @@
 // terraform_data resources whose inputs are 1 MB strings of 100-character
 // lines (Terraform prints each as a heredoc). Strata's time runs from the
 // /plan comment's delivery to the completed check (as the fake GitHub
-// receives it) and to the run's end (the JSON, the comment); its memory is
-// this process's peak resident set (VmHWM, reset before each plan) above
-// what it held before, against the output's size. Terraform runs in child
+// receives it) and to the run's end (the JSON, the comment). Its memory is
+// the server process's own: the benchmark builds cmd/strata and runs
+// `strata serve` against the fake GitHub of this process, so neither the
+// fake nor the test's heap is counted. The figure is that process's peak
+// resident set (VmHWM, reset before the comment) above its resident set at
+// rest before it, against the output's size. Terraform runs in child
 // processes, whose memory is reported apart.
 package logs
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"testing"
 	"time"
 
 	"strata.dev/strata/apptest"
-	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/githubtest"
 	"strata.dev/strata/store"
+	"strata.dev/strata/store/storetest"
 	"strata.dev/strata/tooltest"
 )
 
@@ -44,6 +51,10 @@ func TestBenchLogs(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		tooltest.Missing(t, "terraform at "+bin, err)
 	}
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		tooltest.Missing(t, "GNU time at /usr/bin/time", err)
+	}
+	strata := build(t)
 	sizes := os.Getenv("STRATA_BENCH_SIZES")
 	if sizes == "" {
 		sizes = "1,16,64"
@@ -54,9 +65,21 @@ func TestBenchLogs(t *testing.T) {
 			t.Fatalf("STRATA_BENCH_SIZES: %v", err)
 		}
 		for _, d := range []store.Dialect{store.SQLite, store.Postgres} {
-			t.Run(fmt.Sprintf("%dMB_%s", mb, d), func(t *testing.T) { benchLog(t, bin, mb, d) })
+			t.Run(fmt.Sprintf("%dMB_%s", mb, d), func(t *testing.T) { benchLog(t, strata, bin, mb, d) })
 		}
 	}
+}
+
+// build builds cmd/strata, the binary whose memory is measured.
+func build(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	out := filepath.Join(t.TempDir(), "strata")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/strata")
+	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	return out
 }
 
 // bigLayer is a layer of n terraform_data resources whose inputs print
@@ -78,7 +101,7 @@ resource "terraform_data" "big" {
 // 1.13 MB with its heredoc's indentation.
 func resourcesFor(mb int) int { return max(1, mb*100/113) }
 
-func benchLog(t *testing.T, bin string, mb int, d store.Dialect) {
+func benchLog(t *testing.T, strata, bin string, mb int, d store.Dialect) {
 	stateDir := t.TempDir()
 	state := filepath.Join(stateDir, "terraform.tfstate")
 	layer := bigLayer(resourcesFor(mb), state)
@@ -87,49 +110,51 @@ func benchLog(t *testing.T, bin string, mb int, d store.Dialect) {
 	t.Logf("by hand: init %.2fs, plan -out %.2fs printing %.1f MB, terraform's peak RSS %d MB",
 		hand.init.Seconds(), hand.plan.Seconds(), float64(hand.output)/1e6, hand.maxRSS>>20)
 
-	// The server's own heartbeat (10 s, a 30 s lease), not the tests' 100 ms:
-	// a loaded 2-core machine stalls a database write past 300 ms.
-	env := apptest.Start(t, apptest.Options{Dialect: d, Workers: 1, Heartbeat: 10 * time.Second, Configure: func(c *config.Server) {
-		c.Terraform.SandboxPaths.ReadWrite = []string{stateDir}
-	}})
-	repo := env.Repo
+	gh := githubtest.NewServer(t)
+	repo := gh.AddRepo("acme", "infra")
 	repo.Commit("main", map[string]string{"infra/big/main.tf": bigLayer(0, state)}, "Layer")
-	repo.Commit("grow", map[string]string{"infra/big/main.tf": layer}, "Grow")
-	pr := repo.OpenPR("grow", "main", "alice")
-	env.WaitIdle(10 * time.Minute) // the autoplan of the opened PR
-	payload, event := repo.IssueCommentEvent(pr.Number, "alice", "/plan infra/big")
-	seen := lastCheckRun(env, pr.HeadSHA())
-
-	before := settledRSS(t)
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	liveBefore := ms.HeapAlloc
-	heap := sampleHeap()
-	resetPeak(t)
-	start := time.Now()
-	env.Deliver(payload, event)
-	checked := waitPlanned(t, env, pr.HeadSHA(), "strata/plan: infra/big", seen)
-	peakAtCheck := peakRSS(t) // before `show -json` is read, mostly
-	env.WaitIdle(30 * time.Minute)
-	finished := time.Since(start)
-	peak := peakRSS(t)
-	heapPeak := heap()
-
-	run, err := env.Server.Store().LatestRun(t.Context(), repo.FullName(), "layer_plan", "infra/big")
+	db := storetest.URL(t, d)
+	srv := serve(t, strata, gh, db, bin, stateDir)
+	st, err := store.Open(context.Background(), db, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err = env.Server.Store().Run(t.Context(), run.ID)
+	defer st.Close()
+
+	repo.Commit("grow", map[string]string{"infra/big/main.tf": layer}, "Grow")
+	pr := repo.OpenPR("grow", "main", "alice")
+	apptest.WaitIdle(t, st, time.Minute) // the jobs of the server's start
+	seen := lastCheckRun(repo, pr.HeadSHA())
+
+	// No autoplan before: the peak is measured above the server at rest
+	// after its start, so what a first plan sets up counts too.
+	before := srv.status(t, "VmRSS")
+	cpuBefore := srv.cpu(t)
+	srv.resetPeak(t)
+	payload, event := repo.IssueCommentEvent(pr.Number, "alice", "/plan infra/big")
+	start := time.Now()
+	srv.deliver(t, payload, event)
+	checked := waitPlanned(t, repo, pr.HeadSHA(), "strata/plan: infra/big", seen)
+	peakAtCheck := srv.status(t, "VmHWM") // before `show -json` is read, mostly
+	apptest.WaitIdle(t, st, 30*time.Minute)
+	finished := time.Since(start)
+	peak := srv.status(t, "VmHWM")
+	cpu := srv.cpu(t) - cpuBefore
+
+	run, err := st.LatestRun(t.Context(), repo.FullName(), "layer_plan", "infra/big")
 	if err != nil {
+		t.Fatal(err)
+	}
+	var stored counter
+	if err := st.WriteLog(t.Context(), run.ID, &stored); err != nil {
 		t.Fatal(err)
 	}
 	growth := peak - before
-	t.Logf("Strata on %s: Go heap in use at most %d MB (%d MB live before), the garbage collector's headroom (GOGC) included", d, heapPeak>>20, liveBefore>>20)
-	t.Logf("Strata on %s: comment -> completed check %.2fs (%.2fx plan -out, %.2fx init + plan -out), -> run finished %.2fs; "+
-		"stored log %.1f MB; server's peak RSS above the %d MB it held before: %d MB until the check (%.2fx the output), %d MB until the end (%.2fx)",
+	t.Logf("Strata on %s: comment -> completed check %.2fs (%.2fx plan -out, %.2fx init + plan -out), -> run finished %.2fs; stored log %.1f MB; strata serve's own CPU %.2fs",
 		d, checked.Sub(start).Seconds(), checked.Sub(start).Seconds()/hand.plan.Seconds(),
-		checked.Sub(start).Seconds()/(hand.init+hand.plan).Seconds(), finished.Seconds(),
-		float64(len(run.Log))/1e6, before>>20, (peakAtCheck-before)>>20, float64(peakAtCheck-before)/float64(hand.output),
+		checked.Sub(start).Seconds()/(hand.init+hand.plan).Seconds(), finished.Seconds(), float64(stored.n)/1e6, cpu.Seconds())
+	t.Logf("strata serve on %s: RSS %d MB at rest after its start; peak above that %d MB until the check (%.2fx the output), %d MB until the end (%.2fx)",
+		d, before>>20, (peakAtCheck-before)>>20, float64(peakAtCheck-before)/float64(hand.output),
 		growth>>20, float64(growth)/float64(hand.output))
 }
 
@@ -148,7 +173,10 @@ func byHand(t *testing.T, bin, layer string) handRun {
 	}
 	var r handRun
 	for _, args := range [][]string{{"init", "-input=false"}, {"plan", "-input=false", "-no-color", "-out=tfplan"}} {
-		cmd := exec.Command(bin, args...)
+		// GNU time reports terraform's own peak: the rusage of a child
+		// of this process would count this process's resident set, which
+		// the child shares until its exec (vfork).
+		cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", "-o", filepath.Join(dir, "maxrss"), bin}, args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
 		var out counter
@@ -164,7 +192,14 @@ func byHand(t *testing.T, bin, layer string) handRun {
 			continue
 		}
 		r.plan, r.output = time.Since(start), out.n
-		r.maxRSS = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+		kb, err := os.ReadFile(filepath.Join(dir, "maxrss"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.maxRSS, err = strconv.ParseInt(strings.TrimSpace(string(kb)), 10, 64); err != nil {
+			t.Fatalf("GNU time's maximum resident set: %v", err)
+		}
+		r.maxRSS <<= 10
 	}
 	return r
 }
@@ -173,49 +208,85 @@ type counter struct{ n int64 }
 
 func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
-// sampleHeap samples the Go heap in use every 10 ms until the returned
-// function is called, which returns the largest sample.
-func sampleHeap() func() uint64 {
-	stop, done := make(chan bool), make(chan uint64)
-	go func() {
-		var peak uint64
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			peak = max(peak, m.HeapInuse)
-			select {
-			case <-stop:
-				done <- peak
-				return
-			case <-tick.C:
+// server is a running `strata serve`.
+type server struct {
+	cmd  *exec.Cmd
+	addr string
+	log  *lockedLog
+}
+
+// serve starts `strata serve` with one worker and its own heartbeat
+// against gh and db, its Terraform bin sandboxed with stateDir writable,
+// and waits until it is ready.
+func serve(t *testing.T, strata string, gh *githubtest.Server, db, bin, stateDir string) *server {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{addr: ln.Addr().String(), log: &lockedLog{}}
+	ln.Close()
+	s.cmd = exec.Command(strata, "serve")
+	s.cmd.Env = append(os.Environ(),
+		"STRATA_ADDR="+s.addr,
+		"STRATA_METRICS_ADDR=127.0.0.1:0",
+		"STRATA_DATABASE_URL="+db,
+		"STRATA_DATA_DIR="+t.TempDir(),
+		fmt.Sprintf("STRATA_GITHUB_APP_ID=%d", gh.AppID()),
+		"STRATA_GITHUB_PRIVATE_KEY="+string(gh.PrivateKeyPEM()),
+		"STRATA_GITHUB_WEBHOOK_SECRET="+apptest.WebhookSecret,
+		"STRATA_GITHUB_API_URL="+gh.URL()+"/api/v3/",
+		"STRATA_GITHUB_GRAPHQL_URL="+gh.URL()+"/api/graphql",
+		"STRATA_GITHUB_WEB_URL="+gh.URL()+"/",
+		"STRATA_WORKERS=1",
+		terraform.BinaryEnv+"="+bin,
+		"STRATA_TERRAFORM_SANDBOX_READ_WRITE="+stateDir,
+	)
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	t.Cleanup(func() { _ = s.cmd.Process.Kill(); <-done })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if res, err := http.Get("http://" + s.addr + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return s
 			}
 		}
-	}()
-	return func() uint64 { close(stop); return <-done }
+		select {
+		case <-done:
+			t.Fatalf("strata serve exited:\n%s", s.log)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("strata serve did not become ready:\n%s", s.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
-// settledRSS is this process's resident set once the garbage is collected
-// and returned.
-func settledRSS(t *testing.T) int64 {
-	runtime.GC()
-	debug.FreeOSMemory()
-	return status(t, "VmRSS")
+func (s *server) deliver(t *testing.T, payload githubtest.Payload, event string) {
+	t.Helper()
+	res := githubtest.Deliver(t, "http://"+s.addr+"/api/github/hook", apptest.WebhookSecret, event, apptest.NewDeliveryID(), payload)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("webhook answered %d", res.StatusCode)
+	}
 }
 
-// resetPeak resets VmHWM to the current resident set (clear_refs 5).
-func resetPeak(t *testing.T) {
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+// resetPeak resets the server's VmHWM to its current resident set
+// (clear_refs 5).
+func (s *server) resetPeak(t *testing.T) {
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0); err != nil {
 		t.Fatalf("reset the peak RSS: %v", err)
 	}
 }
 
-func peakRSS(t *testing.T) int64 { return status(t, "VmHWM") }
-
-// status reads a size in kB from /proc/self/status, in bytes.
-func status(t *testing.T, field string) int64 {
-	f, err := os.Open("/proc/self/status")
+// status reads a size in kB from the server's /proc/PID/status, in bytes.
+func (s *server) status(t *testing.T, field string) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,13 +301,52 @@ func status(t *testing.T, field string) int64 {
 			return n << 10
 		}
 	}
-	t.Fatalf("no %s in /proc/self/status", field)
+	t.Fatalf("no %s in the server's status", field)
 	return 0
 }
 
-func lastCheckRun(env *apptest.Env, sha string) int64 {
+// cpu is the CPU time the server process used so far (user and system),
+// its children's not counted.
+func (s *server) cpu(t *testing.T) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the command's name, which ends at the last ')':
+	// utime and stime are the 14th and 15th of the line, in clock ticks
+	// (100 a second on Linux).
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func lastCheckRun(repo *githubtest.Repo, sha string) int64 {
 	var id int64
-	for _, cr := range env.Repo.CheckRuns(sha) {
+	for _, cr := range repo.CheckRuns(sha) {
 		id = max(id, cr.ID)
 	}
 	return id
@@ -244,11 +354,11 @@ func lastCheckRun(env *apptest.Env, sha string) int64 {
 
 // waitPlanned waits for a check run named name, newer than after, to
 // complete, and returns when the fake GitHub received its completion.
-func waitPlanned(t *testing.T, env *apptest.Env, sha, name string, after int64) time.Time {
+func waitPlanned(t *testing.T, repo *githubtest.Repo, sha, name string, after int64) time.Time {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Minute)
 	for time.Now().Before(deadline) {
-		for _, cr := range env.Repo.CheckRuns(sha) {
+		for _, cr := range repo.CheckRuns(sha) {
 			if cr.ID <= after || cr.Name != name || cr.Status != "completed" {
 				continue
 			}
