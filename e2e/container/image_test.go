@@ -35,7 +35,8 @@ func TestImageFromOutside(t *testing.T) {
 		t.Errorf("entrypoint %q, cmd %q; want strata serve", cfg.Entrypoint, cfg.Cmd)
 	}
 	for _, want := range []string{"STRATA_DATA_DIR=/data", "HOME=/data", "TMPDIR=/tmp",
-		"STRATA_TERRAFORM_BINARIES=terraform=/usr/local/bin/terraform:tofu=/usr/local/bin/tofu"} {
+		"STRATA_TERRAFORM_BINARIES=terraform=/usr/local/bin/terraform:tofu=/usr/local/bin/tofu",
+		"STRATA_TERRAFORM_SANDBOX=best_effort"} {
 		if !slices.Contains(cfg.Env, want) {
 			t.Errorf("env lacks %s: %q", want, cfg.Env)
 		}

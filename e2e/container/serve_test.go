@@ -59,10 +59,10 @@ func TestImagePlansAndAppliesSandboxed(t *testing.T) {
 	}
 	// Sandboxed with every protection, as uid 10001 without capabilities:
 	// what /readyz and the start log say.
-	if ready := httpGet(t, srv.url+"/readyz"); !strings.Contains(ready, "\nsandbox: on (landlock ABI ") || !strings.Contains(ready, "): every protection\n") {
+	if ready := httpGet(t, srv.url+"/readyz"); !strings.Contains(ready, "\nsandbox: best_effort (landlock ABI ") || !strings.Contains(ready, "): every protection\n") {
 		t.Errorf("/readyz = %q, want Terraform sandboxed by Landlock with every protection", ready)
 	}
-	if logs := srv.logs(t); !strings.Contains(logs, `"sandbox":"on (landlock ABI `) || !strings.Contains(logs, `): every protection"`) {
+	if logs := srv.logs(t); !strings.Contains(logs, `"sandbox":"best_effort (landlock ABI `) || !strings.Contains(logs, `): every protection"`) {
 		t.Errorf("the start log does not say Terraform runs sandboxed with every protection:\n%s", logs)
 	}
 
