@@ -151,6 +151,13 @@ func benchLog(t *testing.T, strata, bin string, mb int, d store.Dialect) {
 		t.Fatal(err)
 	}
 	growth := peak - before
+	if strings.Contains(os.Getenv("GODEBUG"), "gctrace=1") {
+		for _, l := range strings.Split(srv.log.String(), "\n") {
+			if strings.HasPrefix(l, "gc ") {
+				t.Log("strata serve: " + l)
+			}
+		}
+	}
 	t.Logf("Strata on %s: comment -> completed check %.2fs (%.2fx plan -out, %.2fx init + plan -out), -> run finished %.2fs; stored log %.1f MB; strata serve's own CPU %.2fs until the check, %.2fs until the end",
 		d, checked.Sub(start).Seconds(), checked.Sub(start).Seconds()/hand.plan.Seconds(),
 		checked.Sub(start).Seconds()/(hand.init+hand.plan).Seconds(), finished.Seconds(), float64(stored.n)/1e6, cpuAtCheck.Seconds(), cpu.Seconds())
