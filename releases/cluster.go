@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/kube"
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/helm"
@@ -18,19 +17,27 @@ type Clusters interface {
 	Connect(ctx context.Context, c config.Cluster, namespace string) (*action.Configuration, helm.PodLogs, error)
 }
 
+// childTester is a Clusters that runs a release's Helm test in a child
+// process of its own, which a timeout kills (KubeClusters); fakes in
+// memory cannot cross a process and run it in the server.
+type childTester interface {
+	TestInChild(ctx context.Context, c config.Cluster, in helm.Input) (*helm.Report, error)
+}
+
 // KubeClusters connects with the cluster's kubeconfig file and context, and
 // keeps releases in Secrets, as the helm CLI does.
 type KubeClusters struct{}
 
 func (KubeClusters) Connect(_ context.Context, c config.Cluster, namespace string) (*action.Configuration, helm.PodLogs, error) {
-	cfg := new(action.Configuration)
-	getter := kube.GetConfig(c.Kubeconfig, c.Context, namespace)
-	if err := cfg.Init(getter, namespace, "secret", func(string, ...any) {}); err != nil {
-		return nil, nil, fmt.Errorf("cluster %s: %w", c.Name, err)
-	}
-	client, err := cfg.KubernetesClientSet()
+	cfg, logs, err := helm.Connect(helm.Kube{Kubeconfig: c.Kubeconfig, Context: c.Context}, namespace)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
-	return cfg, helm.KubePodLogs{Client: client}, nil
+	return cfg, logs, nil
+}
+
+// TestInChild runs the test in a child process that connects to the
+// cluster itself: the PR's templates never render in the server.
+func (KubeClusters) TestInChild(ctx context.Context, c config.Cluster, in helm.Input) (*helm.Report, error) {
+	return helm.TestInChild(ctx, helm.Kube{Name: c.Name, Kubeconfig: c.Kubeconfig, Context: c.Context}, in)
 }

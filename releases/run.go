@@ -122,6 +122,9 @@ func testRelease(ctx context.Context, d *worker.Deps, clusters Clusters, a jobs.
 		return nil, err
 	}
 	in.Labels = ownerLabels(a.FullName, a.PR)
+	if t, ok := clusters.(childTester); ok {
+		return t.TestInChild(ctx, cluster, in)
+	}
 	cfg, logs, err := clusters.Connect(ctx, cluster, a.Release.Namespace)
 	if err != nil {
 		return nil, err

@@ -27,6 +27,9 @@ type Write struct {
 type observer struct {
 	driver.Driver
 	now func() time.Time
+	// created, when set, is called after the first revision is created:
+	// the install or upgrade has rendered the chart by then.
+	created func()
 
 	mu     sync.Mutex
 	writes []Write
@@ -41,6 +44,10 @@ func (o *observer) Name() string { return "strata-observer(" + o.Driver.Name() +
 func (o *observer) Create(key string, rls *release.Release) error {
 	err := o.Driver.Create(key, rls)
 	o.record("create", rls, err)
+	if o.created != nil {
+		o.created()
+		o.created = nil
+	}
 	return err
 }
 

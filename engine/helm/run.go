@@ -32,6 +32,12 @@ const maxHistory = 10
 // cfg is not modified: Test runs on a copy whose storage driver is wrapped
 // by an observer and whose kube client is wrapped to capture hook logs.
 func Test(ctx context.Context, cfg *action.Configuration, logs PodLogs, in Input) (*Report, error) {
+	return test(ctx, cfg, logs, in, nil)
+}
+
+// test is Test, calling rendered (when set) once the install or upgrade
+// created its revision, which it does only after rendering the chart.
+func test(ctx context.Context, cfg *action.Configuration, logs PodLogs, in Input, rendered func()) (*Report, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
@@ -55,6 +61,7 @@ func Test(ctx context.Context, cfg *action.Configuration, logs PodLogs, in Input
 		Started:      time.Now(),
 	}
 	obs := newObserver(cfg.Releases.Driver)
+	obs.created = rendered
 	kc := newCapturingClient(ctx, cfg.KubeClient, logs, in.Namespace)
 	run := observed(cfg, obs, kc)
 	defer finish(rep, run, obs)

@@ -1,7 +1,6 @@
 package hydrate
 
 import (
-	"bytes"
 	"context"
 	"encoding/gob"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"strata.dev/strata/engine/childproc"
 	"strata.dev/strata/words"
 )
 
@@ -76,7 +76,7 @@ func child(raw string) int {
 	}
 	limits := spec.Limits.orDefault()
 	// The heap's bound: a build that needs more dies here, not the server.
-	if err := limitMemory(uint64(limits.MemoryBytes)); err != nil {
+	if err := childproc.LimitMemory(uint64(limits.MemoryBytes)); err != nil {
 		fmt.Fprintf(os.Stderr, "strata build: memory limit: %v\n", err)
 		return 125
 	}
@@ -138,13 +138,13 @@ func build(parent context.Context, in Input) (*built, error) {
 		return nil, fmt.Errorf("starting the build: %w", err)
 	}
 	defer r.Close()
-	stderr := &headBuffer{max: 4 << 10}
+	stderr := &childproc.HeadBuffer{Max: 4 << 10}
 	cmd := exec.Command(self)
 	cmd.Dir = tmp
 	cmd.Env = append(childEnv(tmp), buildEnv+"="+string(spec))
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = childproc.Attr()
 	cmd.WaitDelay = 5 * time.Second // should a process outside the group hold stderr
 	err = cmd.Start()
 	w.Close()
@@ -211,19 +211,3 @@ func childEnv(tmp string) []string {
 	}
 	return env
 }
-
-// headBuffer keeps the first max bytes written to it: a crash says its
-// cause first (Go's "fatal error: runtime: out of memory").
-type headBuffer struct {
-	max int
-	buf bytes.Buffer
-}
-
-func (h *headBuffer) Write(p []byte) (int, error) {
-	if room := h.max - h.buf.Len(); room > 0 {
-		h.buf.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (h *headBuffer) String() string { return h.buf.String() }
