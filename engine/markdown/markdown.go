@@ -149,7 +149,8 @@ func EscapeHTML(s string) string {
 // with a space (CommonMark strips one space from each side). A line ending
 // would end the paragraph at a blank line or start a heading or a list on
 // the next one, so each becomes a space, as CommonMark shows it in a code
-// span anyway; NUL becomes U+FFFD, as CommonMark renders it, and so does
+// span anyway, and so does a tab (renderers disagree on whether a tab
+// counts as the space CommonMark strips); NUL becomes U+FFFD, as CommonMark renders it, and so does
 // invalid UTF-8, as GitHub's JSON would. An empty s is a code span of one
 // space. In a table cell, QuoteCell.
 func Quote(s string) string {
@@ -167,8 +168,8 @@ func Quote(s string) string {
 	return fence + pad + s + pad + fence
 }
 
-// codeText is what Quote changes in s: line endings and NUL.
-var codeText = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\x00", "\uFFFD")
+// codeText is what Quote changes in s: line endings, tabs and NUL.
+var codeText = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ", "\t", " ", "\x00", "\uFFFD")
 
 // longestRun is the length of the longest run of c in s.
 func longestRun(s string, c byte) int {
