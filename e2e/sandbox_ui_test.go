@@ -11,7 +11,7 @@ import (
 
 // The web UI's sandbox page shows the table of `strata version` and
 // /readyz: here, a server playing a non-root one on Linux 6.1 (best_effort)
-// names the three protections it lacks and what keeps the others. A
+// names the two protections it lacks and what keeps the others. A
 // stranger sees the login page instead.
 func TestUISandboxPageShowsWhatIsMissing(t *testing.T) {
 	e := apptest.Start(t, apptest.Options{Local: true, Configure: func(c *config.Server) {
@@ -25,7 +25,7 @@ func TestUISandboxPageShowsWhatIsMissing(t *testing.T) {
 	}
 	_, body = fetchPage(t, uiLogin(t, e, "alice"), e.Config.PublicURL+"/sandbox")
 	for _, want := range []string{
-		`<code>best_effort (landlock ABI 2, seccomp): runs without no write or truncate of Strata&#39;s files; no signal to Strata; no process outliving the run</code>`,
+		`<code>best_effort (landlock ABI 2, seccomp): runs without no signal to Strata; no process outliving the run</code>`,
 		`<tr data-promise="no signal to Strata" data-missing>`,
 		`<td>no traffic sniffed</td>` + "\n    " + `<td>no capabilities, seccomp filter</td>`,
 		`<tr data-promise="no read of Strata&#39;s secrets">`,

@@ -247,9 +247,11 @@ func boundingCount() int {
 // Each older kernel, played by capping the Landlock ABI on this one: for
 // a server as root and as non-root, each promise either holds against its
 // attack or the report says it is missing, never neither. Emptying the
-// server's file (truncate) is refused from ABI 3, or by the separate uid;
-// signalling the server and the run's supervisor from ABI 6, or by the
-// separate uid (and the PID namespace).
+// server's file (truncate) is refused from ABI 3, or by the separate uid,
+// or (non-root below ABI 3) by the seccomp filter; signalling a process of
+// the server's (here not the run's own server, whose pid the filter
+// refuses) and a thread of the run's supervisor (whose pid it refuses)
+// from ABI 6, or by the separate uid (and the PID namespace).
 func TestEachKernelKeepsItsPromisesOrSaysSo(t *testing.T) {
 	requireLandlock(t)
 	type outcome struct{ truncate, signalServer, signalSupervisor string }
@@ -264,8 +266,8 @@ func TestEachKernelKeepsItsPromisesOrSaysSo(t *testing.T) {
 		{users[0], 5, outcome{"EACCES", "no such process", "no such process"}},
 		{users[0], 6, outcome{"EACCES", "no such process", "no such process"}},
 		{users[0], 7, outcome{"EACCES", "no such process", "no such process"}},
-		{users[1], 1, outcome{"ok", "ok", "ok"}},
-		{users[1], 2, outcome{"ok", "ok", "ok"}},
+		{users[1], 1, outcome{"EPERM", "ok", "ok"}},
+		{users[1], 2, outcome{"EPERM", "ok", "ok"}},
 		{users[1], 3, outcome{"EACCES", "ok", "ok"}},
 		{users[1], 4, outcome{"EACCES", "ok", "ok"}},
 		{users[1], 5, outcome{"EACCES", "ok", "ok"}},
@@ -283,8 +285,8 @@ func TestEachKernelKeepsItsPromisesOrSaysSo(t *testing.T) {
 			}
 			w := newWorld(t, tc.user.uid, runAs)
 			server := strconv.Itoa(w.server.Process.Pid)
-			got := w.attack(t, tc.user, rep, "truncate:"+w.secret, "signal:"+server, "signal:parent")
-			g := outcome{got["truncate:"+w.secret], got["signal:"+server], got["signal:parent"]}
+			got := w.attack(t, tc.user, rep, "truncate:"+w.secret, "signal:"+server, "signal-thread:parent")
+			g := outcome{got["truncate:"+w.secret], got["signal:"+server], got["signal-thread:parent"]}
 			if g != tc.want {
 				t.Errorf("got %+v, want %+v", g, tc.want)
 			}
@@ -376,4 +378,109 @@ func ofRun(token string, but int) []int {
 		}
 	}
 	return out
+}
+
+// serveProbes plays a server of u (the test binary as its uid) that runs
+// the launcher with spec, the probes naming the server's pid {server}, and
+// returns what each probe gave.
+func serveProbes(t *testing.T, u user, spec Spec, probes ...string) map[string]string {
+	t.Helper()
+	raw, _ := json.Marshal(spec)
+	server := exec.Command(spec.Program)
+	server.Env = append(os.Environ(), serverEnv+"="+string(raw), probesEnv+"="+strings.Join(probes, "\n"))
+	server.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.uid)}}
+	server.WaitDelay = 30 * time.Second
+	out, err := server.CombinedOutput()
+	if err != nil {
+		t.Fatalf("server: %v\n%s", err, out)
+	}
+	return parseProbes(string(out))
+}
+
+// A non-root server on an older kernel (the Landlock ABI capped below 6):
+// the program signals the server and its supervisor by pid, by process
+// group, to everyone, with the pid's upper half set, by tgkill, through a
+// pidfd and by SIGIO ownership: the seccomp filter refuses each (before
+// it, each worked: the old code gives "ok"). Below ABI 3 it also refuses
+// truncating a file the program may only read, by truncate(2) and by
+// open(O_RDONLY|O_TRUNC); from ABI 3 Landlock does. The controls: the
+// program still ends its own child and writes its own files. What the
+// filter cannot refuse is a signal to one of their threads' ids, which
+// kill(2) delivers to the process: the report keeps those promises
+// missing below ABI 6, and the attack shows why.
+func TestSeccompGuardsSignalsAndTruncation(t *testing.T) {
+	requireLandlock(t)
+	signals := []string{"signal:{server}", "signal:parent", "signal-group:{server}", "signal-group:parent", "signal-all", "signal-own-group",
+		"signal-high:{server}", "signal-high:parent", "tgkill:{server}", "tgkill:parent", "pidfd:{server}", "pidfd:parent",
+		"setown:{server}", "setown:parent"}
+	for _, tc := range []struct {
+		abi                     int
+		truncate, truncateOpen  string
+		threadServer, threadSup string
+	}{
+		{1, "EPERM", "EPERM", "ok", "ok"},
+		{2, "EPERM", "EPERM", "ok", "ok"},
+		{3, "EACCES", "EACCES", "ok", "ok"},
+		{5, "EACCES", "EACCES", "ok", "ok"},
+	} {
+		if tc.abi > kernelABI() {
+			continue
+		}
+		t.Run("ABI "+strconv.Itoa(tc.abi), func(t *testing.T) {
+			u := users[1]
+			rep := reportFor(u, tc.abi)
+			w := newWorld(t, u.uid, u.uid)
+			ro := filepath.Join(filepath.Dir(w.run), "plugin-cache")
+			must(t, os.Mkdir(ro, 0o755))
+			cached := filepath.Join(ro, "terraform-provider-null")
+			must(t, os.WriteFile(cached, []byte("a provider"), 0o755))
+			must(t, os.Chown(cached, u.uid, u.uid))
+			spec := rep.Spec(w.bin, 0)
+			spec.ReadWrite, spec.ReadOnly = []string{w.run}, []string{ro}
+			probes := append(append([]string{}, signals...), "truncate:"+cached, "truncate-open:"+cached,
+				"signal-thread:{server}", "signal-thread:parent", "kill-child", "write:"+filepath.Join(w.run, "new"))
+			got := serveProbes(t, u, spec, probes...)
+			want := map[string]string{"truncate:" + cached: tc.truncate, "truncate-open:" + cached: tc.truncateOpen,
+				"signal-thread:{server}": tc.threadServer, "signal-thread:parent": tc.threadSup,
+				"kill-child": "ok", "write:" + filepath.Join(w.run, "new"): "ok"}
+			for _, p := range signals {
+				want[p] = "EPERM"
+			}
+			for _, p := range probes {
+				if got[p] != want[p] {
+					t.Errorf("%s gave %q, want %q", p, got[p], want[p])
+				}
+			}
+			if b, _ := os.ReadFile(cached); string(b) != "a provider" {
+				t.Errorf("the cached provider is now %q", b)
+			}
+			if len(rep.Missing()) != 2 {
+				t.Errorf("the report says missing %v, want the signal rows alone", rep.Missing())
+			}
+		})
+	}
+}
+
+// A non-root server on an older kernel: the program starts a daemon, then
+// kills (SIGKILL) its supervisor so nobody ends the daemon. The filter
+// refuses the kill and the daemon is gone when the run ends; before it,
+// the supervisor died and the daemon ran on.
+func TestADaemonDiesEvenIfTheProgramTriesToKillItsSupervisor(t *testing.T) {
+	requireLandlock(t)
+	u := users[1]
+	rep := reportFor(u, 5)
+	w := newWorld(t, u.uid, u.uid)
+	t.Cleanup(func() {
+		for _, p := range daemons() {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	pidFile := filepath.Join(w.run, "pid")
+	got := w.attack(t, u, rep, "daemon:"+pidFile, "kill:parent")
+	if got["daemon:"+pidFile] != "ok" || got["kill:parent"] != "EPERM" {
+		t.Fatalf("probes: %v", got)
+	}
+	if pids := daemons(); len(pids) > 0 {
+		t.Errorf("the run ended, its daemons %v still run", pids)
+	}
 }

@@ -47,7 +47,7 @@ func confineAndExec(raw string) error {
 		}
 	}
 	if s.Seccomp {
-		if err := loadFilter(); err != nil {
+		if err := loadFilter(guards{signals: s.GuardSignals, protected: s.Protected, truncate: s.GuardTruncate}); err != nil {
 			return fmt.Errorf("seccomp: %w", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,6 +27,8 @@ const (
 	probesEnv = "SANDBOX_TEST_PROBES"
 	daemonEnv = "SANDBOX_TEST_DAEMON"
 	serverEnv = "SANDBOX_TEST_SERVER"
+	// serverPIDEnv is the server's pid, for the probes that name it {server}.
+	serverPIDEnv = "SANDBOX_TEST_SERVER_PID"
 )
 
 func TestMain(m *testing.M) {
@@ -40,7 +43,7 @@ func TestMain(m *testing.M) {
 	}
 	if probes, ok := os.LookupEnv(probesEnv); ok {
 		for _, p := range strings.Split(probes, "\n") {
-			fmt.Printf("%s -> %s\n", p, probe(p))
+			fmt.Printf("%s -> %s\n", p, probe(strings.ReplaceAll(p, "{server}", os.Getenv(serverPIDEnv))))
 		}
 		os.Exit(0)
 	}
@@ -92,7 +95,8 @@ func serve(raw string) int {
 	s.Parent = os.Getpid()
 	name, value := s.Variable()
 	cmd := exec.Command(s.Program)
-	cmd.Env = append(os.Environ(), name+"="+value)
+	// The probes name the server as {server}: its pid is known only now.
+	cmd.Env = append(os.Environ(), name+"="+value, serverPIDEnv+"="+strconv.Itoa(os.Getpid()))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Println(err)

@@ -60,9 +60,15 @@ type Report struct {
 	StrataUID int         `json:"strata_uid"`
 	User      *Credential `json:"user,omitempty"`
 	// PIDNamespace and Seccomp say whether those apply.
-	PIDNamespace bool  `json:"pid_namespace"`
-	Seccomp      bool  `json:"seccomp"`
-	Rows         []Row `json:"rows"`
+	PIDNamespace bool `json:"pid_namespace"`
+	Seccomp      bool `json:"seccomp"`
+	// SeccompSignals and SeccompTruncate say whether the filter also
+	// refuses signals to the server and the run's supervisor, and
+	// truncation a Landlock below ABI 3 does not check: only where
+	// neither Landlock nor a separate uid keeps those promises.
+	SeccompSignals  bool  `json:"seccomp_signals,omitempty"`
+	SeccompTruncate bool  `json:"seccomp_truncate,omitempty"`
+	Rows            []Row `json:"rows"`
 }
 
 // Protect decides, for each promise, what keeps it with these facts and
@@ -92,6 +98,10 @@ func Protect(f Facts, s Settings) Report {
 	}
 	r.Seccomp = f.Seccomp
 	r.PIDNamespace = f.SysAdmin
+	// As the server's uid, only Landlock stands between the program and
+	// Strata's processes and files: the filter adds what it lacks.
+	r.SeccompTruncate = f.Seccomp && !f.Root && r.ABI < 3
+	r.SeccompSignals = f.Seccomp && !f.Root && r.ABI < 6
 	uid := ""
 	if f.Root {
 		r.User = &Credential{UID: orDefault(s.UID), GID: orDefault(s.GID)}
@@ -127,13 +137,23 @@ func Protect(f Facts, s Settings) Report {
 		r.Rows = append(r.Rows, row(NoFileWrite, "", landlock, uid))
 	case r.ABI >= 1 && f.Root:
 		r.Rows = append(r.Rows, row(NoFileWrite, "", landlock+" (write)", uid+" (truncate)"))
+	case r.ABI >= 1 && r.SeccompTruncate:
+		r.Rows = append(r.Rows, row(NoFileWrite, "", landlock+" (write)", "seccomp filter (truncate)"))
 	case r.ABI >= 1:
 		r.Rows = append(r.Rows, row(NoFileWrite, fmt.Sprintf("truncate(2) is not restricted below Landlock ABI 3 (this host: %d): needs Linux 6.2 %s", r.ABI, asRoot)))
 	default:
 		r.Rows = append(r.Rows, row(NoFileWrite, "needs "+landlockSince))
 	}
 	scoped := when(r.ABI >= 6, landlock+" signal scope")
-	r.Rows = append(r.Rows, row(NoSignal, fmt.Sprintf("signals are scoped from Landlock ABI 6 (this host: %d): needs Linux 6.12 %s", r.ABI, asRoot), scoped, uid))
+	// The filter refuses what names Strata's processes by pid, but kill(2)
+	// given the id of any thread of a process signals the process, and
+	// the server's and the supervisor's threads' ids are not known to a
+	// filter loaded once: it narrows the promise, it does not keep it.
+	partly := ""
+	if r.SeccompSignals {
+		partly = "; below, the seccomp filter refuses signals to the server's and this run's supervisor's pids, to process groups and to every process, but kill(2) with the id of one of their threads still reaches them"
+	}
+	r.Rows = append(r.Rows, row(NoSignal, fmt.Sprintf("signals are scoped from Landlock ABI 6 (this host: %d)%s: needs Linux 6.12 %s", r.ABI, partly, asRoot), scoped, uid))
 	r.Rows = append(r.Rows, row(NoSniffing, "", noCaps))
 	// The supervisor ends the run's processes; it can do so only if they
 	// cannot kill it first.
@@ -142,7 +162,11 @@ func Protect(f Facts, s Settings) Report {
 		supervisor = "PID namespace, " + supervisor
 	}
 	if scoped == "" && uid == "" {
-		r.Rows = append(r.Rows, row(NoLeftovers, fmt.Sprintf("the run's programs can kill its supervisor (same uid, no Landlock signal scope below ABI 6; this host: %d): needs Linux 6.12 %s", r.ABI, asRoot)))
+		how := "the run's programs can kill its supervisor"
+		if r.SeccompSignals {
+			how += " through the id of one of its threads (the seccomp filter refuses its pid)"
+		}
+		r.Rows = append(r.Rows, row(NoLeftovers, fmt.Sprintf("%s (same uid, no Landlock signal scope below ABI 6; this host: %d): needs Linux 6.12 %s", how, r.ABI, asRoot)))
 	} else {
 		r.Rows = append(r.Rows, row(NoLeftovers, "", supervisor, scoped, uid))
 	}

@@ -34,8 +34,12 @@ func TestProtectSaysWhatKeepsEachPromise(t *testing.T) {
 			"Landlock ABI 2, separate uid 65534", "Landlock ABI 2 (write), separate uid 65534 (truncate)", "separate uid 65534",
 			"no capabilities, seccomp filter", "supervisor (subreaper, dies with Strata), separate uid 65534",
 			"no capabilities, seccomp filter, no_new_privs, separate uid 65534"}},
-		{"non-root on Linux 6.1 (ABI 2)", user(2), Settings{}, [6]string{"Landlock ABI 2", "-", "-", "no capabilities, seccomp filter", "-",
-			"no capabilities, seccomp filter, no_new_privs"}},
+		{"non-root on Linux 6.1 (ABI 2)", user(2), Settings{}, [6]string{"Landlock ABI 2", "Landlock ABI 2 (write), seccomp filter (truncate)", "-",
+			"no capabilities, seccomp filter", "-", "no capabilities, seccomp filter, no_new_privs"}},
+		{"non-root on Linux 5.15 (ABI 1)", user(1), Settings{}, [6]string{"Landlock ABI 1", "Landlock ABI 1 (write), seccomp filter (truncate)", "-",
+			"no capabilities, seccomp filter", "-", "no capabilities, seccomp filter, no_new_privs"}},
+		{"non-root on Linux 6.1 without seccomp", Facts{Linux: true, KernelABI: 2, UID: 1000}, Settings{}, [6]string{"Landlock ABI 2", "-", "-",
+			"no capabilities", "-", "no capabilities, no_new_privs"}},
 		{"non-root on Linux 6.2 (ABI 3)", user(3), Settings{}, [6]string{"Landlock ABI 3", "Landlock ABI 3", "-", "no capabilities, seccomp filter", "-",
 			"no capabilities, seccomp filter, no_new_privs"}},
 		{"non-root, ABI capped at 5 by a test", user(7), Settings{Test: Cap{MaxABI: 5}}, [6]string{"Landlock ABI 5", "Landlock ABI 5", "-",
@@ -73,8 +77,8 @@ func TestOnlyOnRefusesAndSaysWhatToDo(t *testing.T) {
 		refused bool
 		summary string
 	}{
-		{On, older, true, "on (landlock ABI 2, seccomp): refuses to run, missing no write or truncate of Strata's files; no signal to Strata; no process outliving the run"},
-		{BestEffort, older, false, "best_effort (landlock ABI 2, seccomp): runs without no write or truncate of Strata's files; no signal to Strata; no process outliving the run"},
+		{On, older, true, "on (landlock ABI 2, seccomp): refuses to run, missing no signal to Strata; no process outliving the run"},
+		{BestEffort, older, false, "best_effort (landlock ABI 2, seccomp): runs without no signal to Strata; no process outliving the run"},
 		{Off, older, false, "off (server config): Terraform runs unconfined"},
 		{On, Facts{Linux: true, KernelABI: 7, Seccomp: true, Root: true, SysAdmin: true}, false, "on (landlock ABI 7, uid 65534, seccomp, pid namespace): every protection"},
 	} {
@@ -93,6 +97,47 @@ func TestOnlyOnRefusesAndSaysWhatToDo(t *testing.T) {
 		if log := r.RunLog(); (log != "") != (tc.mode != On || tc.facts.KernelABI < 6) || (log != "" && !strings.HasPrefix(log, "[strata] sandbox "+string(tc.mode))) {
 			t.Errorf("%s: run log %q", tc.mode, log)
 		}
+	}
+}
+
+// Which of the filter's guards each host gets, and what a missing row
+// says when the filter narrows it without keeping it: only as the
+// server's uid, the truncate guard below ABI 3, the signal guard below 6.
+func TestSeccompGuardsOnlyWhereNeeded(t *testing.T) {
+	for _, tc := range []struct {
+		name                     string
+		facts                    Facts
+		signals, truncate        bool
+		signalMissing, leftovers string
+	}{
+		{"non-root ABI 2", Facts{Linux: true, KernelABI: 2, Seccomp: true, UID: 1000}, true, true,
+			"signals are scoped from Landlock ABI 6 (this host: 2); below, the seccomp filter refuses signals to the server's and this run's supervisor's pids, to process groups and to every process, but kill(2) with the id of one of their threads still reaches them: needs Linux 6.12 " + asRoot,
+			"the run's programs can kill its supervisor through the id of one of its threads (the seccomp filter refuses its pid) (same uid, no Landlock signal scope below ABI 6; this host: 2): needs Linux 6.12 " + asRoot},
+		{"non-root ABI 5", Facts{Linux: true, KernelABI: 5, Seccomp: true, UID: 1000}, true, false,
+			"signals are scoped from Landlock ABI 6 (this host: 5); below, the seccomp filter refuses signals to the server's and this run's supervisor's pids, to process groups and to every process, but kill(2) with the id of one of their threads still reaches them: needs Linux 6.12 " + asRoot,
+			"the run's programs can kill its supervisor through the id of one of its threads (the seccomp filter refuses its pid) (same uid, no Landlock signal scope below ABI 6; this host: 5): needs Linux 6.12 " + asRoot},
+		{"non-root ABI 6", Facts{Linux: true, KernelABI: 6, Seccomp: true, UID: 1000}, false, false, "", ""},
+		{"root ABI 1", Facts{Linux: true, KernelABI: 1, Seccomp: true, Root: true, SysAdmin: true}, false, false, "", ""},
+		{"non-root ABI 2 without seccomp", Facts{Linux: true, KernelABI: 2, UID: 1000}, false, false,
+			"signals are scoped from Landlock ABI 6 (this host: 2): needs Linux 6.12 " + asRoot,
+			"the run's programs can kill its supervisor (same uid, no Landlock signal scope below ABI 6; this host: 2): needs Linux 6.12 " + asRoot},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Protect(tc.facts, Settings{Mode: BestEffort})
+			if r.SeccompSignals != tc.signals || r.SeccompTruncate != tc.truncate {
+				t.Errorf("guards: signals %v truncate %v, want %v %v", r.SeccompSignals, r.SeccompTruncate, tc.signals, tc.truncate)
+			}
+			if got := r.Rows[2].Missing; got != tc.signalMissing {
+				t.Errorf("%s missing %q, want %q", r.Rows[2].Promise, got, tc.signalMissing)
+			}
+			if got := r.Rows[4].Missing; got != tc.leftovers {
+				t.Errorf("%s missing %q, want %q", r.Rows[4].Promise, got, tc.leftovers)
+			}
+			spec := r.Spec("/bin/true", 0)
+			if spec.GuardSignals != tc.signals || spec.GuardTruncate != tc.truncate {
+				t.Errorf("spec guards: %v %v", spec.GuardSignals, spec.GuardTruncate)
+			}
+		})
 	}
 }
 

@@ -116,6 +116,14 @@ type Spec struct {
 	PIDNamespace bool `json:"pid_namespace,omitempty"`
 	// Seccomp loads the filter (Report.Seccomp).
 	Seccomp bool `json:"seccomp,omitempty"`
+	// GuardSignals and GuardTruncate add the filter's refusals of signals
+	// to the server and the supervisor, and of truncation by path
+	// (Report.SeccompSignals, Report.SeccompTruncate).
+	GuardSignals  bool `json:"guard_signals,omitempty"`
+	GuardTruncate bool `json:"guard_truncate,omitempty"`
+	// Protected are the pids the signal guard protects: the server's and
+	// the supervisor's, which the supervisor sets for the confined side.
+	Protected []int `json:"protected,omitempty"`
 	// Parent is the pid of the process that starts the launcher: the
 	// supervisor ends the run when it is gone.
 	Parent int `json:"parent"`
@@ -140,5 +148,6 @@ func (s Spec) Variable() (name, value string) {
 // mechanisms apply, the caller adds the paths.
 func (r Report) Spec(program string, grace time.Duration) Spec {
 	return Spec{Program: program, Unconfined: r.Mode == Off, ABI: r.ABI, User: r.User,
-		PIDNamespace: r.PIDNamespace, Seccomp: r.Seccomp, Parent: os.Getpid(), StopGrace: grace}
+		PIDNamespace: r.PIDNamespace, Seccomp: r.Seccomp, GuardSignals: r.SeccompSignals, GuardTruncate: r.SeccompTruncate,
+		Parent: os.Getpid(), StopGrace: grace}
 }

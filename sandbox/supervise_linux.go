@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -31,6 +32,8 @@ const defaultGrace = 10 * time.Second
 // that forks the program lives as long as this process, so the program's
 // parent-death signal fires only when the supervisor dies.
 func supervise(s Spec, raw string) (int, error) {
+	// Captured first: the pids the signal guard protects.
+	server := os.Getppid()
 	// terraform-exec gives the launcher SIGKILL as parent-death signal; a
 	// catchable one lets it take the run's processes along.
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
@@ -42,6 +45,14 @@ func supervise(s Spec, raw string) (int, error) {
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return 0, fmt.Errorf("child subreaper: %w", err)
+	}
+	if s.GuardSignals {
+		s.Protected = []int{server, os.Getpid()}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return 0, err
+		}
+		raw = string(b)
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)

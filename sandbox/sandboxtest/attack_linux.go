@@ -25,7 +25,10 @@ import (
 // of a path; creds (what the program holds); packet-socket, raw-socket;
 // mknod of a block device at a path; mount on a dir; unshare; userns;
 // ptrace and signal (0: only the check) of a pid ("parent": the
-// supervisor); bpf; bind of a port; chown of a path to root; link-flags
+// supervisor), and the signal guard's attacks on a pid: kill (SIGKILL),
+// signal-group, signal-high, tgkill, pidfd, setown; signal-all,
+// signal-own-group, signal-thread; truncate-open of a path; kill-child
+// (the control: a program ends its own child); bpf; bind of a port; chown of a path to root; link-flags
 // (the loopback's flags set to what they are).
 func Attack(p string) string {
 	op, arg, _ := strings.Cut(p, ":")
@@ -83,13 +86,79 @@ func Attack(p string) string {
 	case "link-flags": // set the loopback's flags to what they are: no change, but only an administrator may
 		err = setLoopbackFlags()
 	case "signal": // signal 0: the permission check without a signal
-		pid, _ := strconv.Atoi(arg)
-		if arg == "parent" { // the supervisor
-			if pid = os.Getppid(); pid == 0 {
-				return "no such process" // outside its PID namespace: it cannot name it
-			}
+		pid, ok := target(arg)
+		if !ok {
+			return "no such process" // outside its PID namespace: it cannot name it
 		}
 		err = unix.Kill(pid, 0)
+	case "kill": // SIGKILL, for real
+		pid, ok := target(arg)
+		if !ok {
+			return "no such process"
+		}
+		err = unix.Kill(pid, unix.SIGKILL)
+	case "signal-group": // signal 0 to the process group of a pid: kill(-pgid)
+		pid, ok := target(arg)
+		if !ok {
+			return "no such process"
+		}
+		pgid, gerr := unix.Getpgid(pid)
+		if gerr != nil {
+			return gerr.Error()
+		}
+		err = unix.Kill(-pgid, 0)
+	case "signal-all": // kill(-1): every process the caller may signal
+		err = unix.Kill(-1, 0)
+	case "signal-own-group": // kill(0): the caller's process group
+		err = unix.Kill(0, 0)
+	case "signal-high": // the pid with the register's upper half set, which the kernel ignores
+		pid, ok := target(arg)
+		if !ok {
+			return "no such process"
+		}
+		err = rawErr(unix.RawSyscall(unix.SYS_KILL, uintptr(uint64(pid)|1<<32), 0, 0))
+	case "tgkill":
+		pid, ok := target(arg)
+		if !ok {
+			return "no such process"
+		}
+		err = unix.Tgkill(pid, pid, 0)
+	case "pidfd": // pidfd_open, then pidfd_send_signal
+		pid, ok := target(arg)
+		if !ok {
+			return "no such process"
+		}
+		fd, perr := unix.PidfdOpen(pid, 0)
+		if perr != nil {
+			err = perr
+			break
+		}
+		err = unix.PidfdSendSignal(fd, 0, nil, 0)
+		unix.Close(fd)
+	case "signal-thread": // signal 0 to a thread of a process: kill(2) takes a thread's id and signals its process
+		err = signalThread(arg)
+	case "setown": // F_SETOWN: the kernel then sends SIGIO to the pid
+		pid, ok := target(arg)
+		if !ok {
+			return "no such process"
+		}
+		var p [2]int
+		if err = unix.Pipe(p[:]); err == nil {
+			_, err = unix.FcntlInt(uintptr(p[0]), unix.F_SETOWN, pid)
+			unix.Close(p[0])
+			unix.Close(p[1])
+		}
+	case "truncate-open": // open(O_RDONLY|O_TRUNC): Linux truncates a file opened to be read
+		var fd int
+		if fd, err = unix.Open(arg, unix.O_RDONLY|unix.O_TRUNC, 0); err == nil {
+			unix.Close(fd)
+		}
+	case "kill-child": // the program's own child: a program may end what it started
+		cmd := exec.Command("/bin/sleep", "60")
+		if err = cmd.Start(); err == nil {
+			err = unix.Kill(cmd.Process.Pid, unix.SIGKILL)
+			_ = cmd.Wait()
+		}
 	default:
 		return "unknown attack " + op
 	}
@@ -102,6 +171,48 @@ func Attack(p string) string {
 		return "EPERM"
 	}
 	return err.Error()
+}
+
+// target is the pid an attack names: a number, or "parent" (the
+// supervisor; false when the program cannot name it, outside its PID
+// namespace).
+func target(arg string) (int, bool) {
+	if arg == "parent" {
+		pid := os.Getppid()
+		return pid, pid != 0
+	}
+	pid, _ := strconv.Atoi(arg)
+	return pid, true
+}
+
+// signalThread signals (0) the first thread of the supervisor ("parent")
+// or of the server (its pid) found without /proc, which Landlock keeps out
+// of reach: a Go process starts its threads right after itself, so the
+// supervisor's ids lie between its pid and this program's, the server's
+// between its pid and the supervisor's.
+func signalThread(arg string) error {
+	from, to := os.Getppid(), os.Getpid()
+	if arg != "parent" {
+		from, _ = strconv.Atoi(arg)
+		to = os.Getppid()
+	}
+	// Other users' processes may have taken ids in between: past them.
+	err := error(syscall.ESRCH)
+	for tid := from + 1; tid < to; tid++ {
+		if e := unix.Kill(tid, 0); e == nil {
+			return nil
+		} else if !errors.Is(e, syscall.ESRCH) {
+			err = e
+		}
+	}
+	return err
+}
+
+func rawErr(_, _ uintptr, errno syscall.Errno) error {
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 func closeFD(fd int, err error) error {
