@@ -21,6 +21,7 @@ var otherEnv = []string{
 	"STRATA_SANDBOX_SPEC", // the sandbox's re-exec of strata (sandbox)
 	"STRATA_SANDBOX_CONFINE",
 	"STRATA_HYDRATE_BUILD", // the kustomize build's re-exec of strata (engine/hydrate)
+	"STRATA_HELM_TEST",     // the Helm test's re-exec of strata (engine/helm)
 	"STRATA_REQUIRE_TOOLS", // tests: a missing tool fails (tooltest)
 	"STRATA_TEST_POSTGRES_URL",
 	"STRATA_K8S_BIN",
