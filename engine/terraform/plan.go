@@ -56,6 +56,11 @@ type PlanResult struct {
 
 	TerraformVersion string
 	Engine           Kind // which engine made the plan: its Name goes with the version
+
+	// Changes are the plan's resource changes as two plans are compared
+	// (planchanges.go); never stored or shown with the report: their
+	// values may be sensitive.
+	Changes []PlannedChange `json:"-"`
 }
 
 // OutputChange is a root output whose value would change.

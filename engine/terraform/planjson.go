@@ -33,6 +33,7 @@ func readPlanJSON(r io.Reader) (*PlanResult, error) {
 				}
 				if key == "resource_changes" {
 					p.r.addChange(&rc)
+					p.r.addPlannedChange(&rc)
 				}
 				if rc.Change != nil {
 					p.change(rc.Change)
@@ -128,6 +129,7 @@ type change struct {
 	After           json.RawMessage   `json:"after"`
 	BeforeSensitive any               `json:"before_sensitive"`
 	AfterSensitive  any               `json:"after_sensitive"`
+	AfterUnknown    json.RawMessage   `json:"after_unknown"`
 	Importing       *tfjson.Importing `json:"importing"`
 }
 
