@@ -28,17 +28,12 @@ func (s *Store) CancelPlans(ctx context.Context, repo string, pr int, user strin
 	if err != nil {
 		return nil, fmt.Errorf("plans in flight of %s#%d: %w", repo, pr, err)
 	}
-	var found []PlanInFlight
-	for rows.Next() {
+	found, err := collect(rows, func(r rowScanner) (PlanInFlight, error) {
 		var p PlanInFlight
-		if err := rows.Scan(&p.Batch, &p.Layer, &p.CheckRunID); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		found = append(found, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		err := r.Scan(&p.Batch, &p.Layer, &p.CheckRunID)
+		return p, err
+	})
+	if err != nil {
 		return nil, err
 	}
 	var out []PlanInFlight

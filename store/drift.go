@@ -96,38 +96,12 @@ func (s *Store) DriftLayersOf(ctx context.Context, repo string) ([]*DriftLayer, 
 }
 
 func (s *Store) driftLayers(ctx context.Context, q string, args ...any) ([]*DriftLayer, error) {
-	rows, err := s.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*DriftLayer
-	for rows.Next() {
-		l, err := scanDrift(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, scanDrift, q, args...)
 }
 
 // DriftRepos lists the repositories with drift layers.
 func (s *Store) DriftRepos(ctx context.Context) ([]string, error) {
-	rows, err := s.query(ctx, `SELECT DISTINCT repo FROM drift_layers ORDER BY repo`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var r string
-		if err := rows.Scan(&r); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, scanString, `SELECT DISTINCT repo FROM drift_layers ORDER BY repo`)
 }
 
 // DriftLayer returns one drift layer, or ErrNotFound.

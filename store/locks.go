@@ -82,20 +82,7 @@ func (s *Store) AllLocks(ctx context.Context) ([]*Lock, error) {
 }
 
 func (s *Store) locks(ctx context.Context, q string, args ...any) ([]*Lock, error) {
-	rows, err := s.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Lock
-	for rows.Next() {
-		l, err := scanLock(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, scanLock, q, args...)
 }
 
 // SetLockCheck records the check that mirrors a lock on headSHA, if the PR

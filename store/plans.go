@@ -129,20 +129,7 @@ func (s *Store) PlansOfPR(ctx context.Context, repo string, pr int) ([]*Plan, er
 
 // queryPlans reads the plans query selects (its columns planColumns).
 func (s *Store) queryPlans(ctx context.Context, query string, args ...any) ([]*Plan, error) {
-	rows, err := s.query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Plan
-	for rows.Next() {
-		p, err := scanPlan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, func(r rowScanner) (*Plan, error) { return scanPlan(r) }, query, args...)
 }
 
 // MarkApplied records that a plan was applied, and moves the layer's
@@ -266,18 +253,9 @@ func (s *Store) FinishBatchItem(ctx context.Context, batchID string, item BatchI
 	if n, _ := res.RowsAffected(); n != 1 {
 		return nil, nil
 	}
-	rows, err := s.query(ctx, `SELECT layer, position, report FROM plan_batch_items WHERE batch_id = ? ORDER BY position, layer`, batchID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []BatchItem
-	for rows.Next() {
+	return queryAll(ctx, s, func(r rowScanner) (BatchItem, error) {
 		var it BatchItem
-		if err := rows.Scan(&it.Layer, &it.Position, &it.Report); err != nil {
-			return nil, err
-		}
-		out = append(out, it)
-	}
-	return out, rows.Err()
+		err := r.Scan(&it.Layer, &it.Position, &it.Report)
+		return it, err
+	}, `SELECT layer, position, report FROM plan_batch_items WHERE batch_id = ? ORDER BY position, layer`, batchID)
 }

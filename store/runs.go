@@ -176,18 +176,7 @@ func (s *Store) LatestRun(ctx context.Context, repo, kind, target string) (*Run,
 	return r, err
 }
 
-func collectRuns(rows *sql.Rows) ([]*Run, error) {
-	defer rows.Close()
-	var out []*Run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
-}
+func collectRuns(rows *sql.Rows) ([]*Run, error) { return collect(rows, scanRun) }
 
 // ErrNotFound is returned when a looked-up record does not exist.
 var ErrNotFound = errors.New("not found")

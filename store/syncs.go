@@ -100,18 +100,5 @@ func (s *Store) SyncHydration(ctx context.Context, repo, sync string) (*SyncHydr
 // PinnedSyncs lists the last hydrations that pinned at least one image, for
 // the moved-tag job.
 func (s *Store) PinnedSyncs(ctx context.Context) ([]*SyncHydration, error) {
-	rows, err := s.query(ctx, `SELECT `+syncColumns+` FROM sync_hydrations WHERE pinned <> '[]' ORDER BY repo, sync`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*SyncHydration
-	for rows.Next() {
-		h, err := scanSync(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, scanSync, `SELECT `+syncColumns+` FROM sync_hydrations WHERE pinned <> '[]' ORDER BY repo, sync`)
 }

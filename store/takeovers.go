@@ -98,18 +98,7 @@ func (s *Store) OverdueTakeovers(ctx context.Context, before time.Time) ([]*Take
 	return collectTakeovers(rows)
 }
 
-func collectTakeovers(rows *sql.Rows) ([]*Takeover, error) {
-	defer rows.Close()
-	var out []*Takeover
-	for rows.Next() {
-		t, err := scanTakeover(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
-}
+func collectTakeovers(rows *sql.Rows) ([]*Takeover, error) { return collect(rows, scanTakeover) }
 
 // SetTakeoverCheck records the check that mirrors a takeover on headSHA, if
 // the PR still holds it.
@@ -198,23 +187,16 @@ func (s *Store) TakeoverEndings(ctx context.Context, repo string, pr int, endedB
 	if !endedBefore.IsZero() {
 		q, args = q+` AND ended_at < ?`, append(args, endedBefore.UnixMilli())
 	}
-	rows, err := s.query(ctx, q+` ORDER BY ended_at, repo, sync, pr`, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*Takeover
-	for rows.Next() {
+	return queryAll(ctx, s, func(r rowScanner) (*Takeover, error) {
 		var t Takeover
 		var started, expires, ended int64
-		if err := rows.Scan(&t.Repo, &t.Sync, &t.PR, &t.Holder, &t.HeadSHA, &started, &expires, &t.CheckRunID, &t.InstallationID,
+		if err := r.Scan(&t.Repo, &t.Sync, &t.PR, &t.Holder, &t.HeadSHA, &started, &expires, &t.CheckRunID, &t.InstallationID,
 			&ended, &t.Why); err != nil {
 			return nil, err
 		}
 		t.StartedAt, t.ExpiresAt, t.EndedAt = fromMillis(started), fromMillis(expires), fromMillis(ended)
-		out = append(out, &t)
-	}
-	return out, rows.Err()
+		return &t, nil
+	}, q+` ORDER BY ended_at, repo, sync, pr`, args...)
 }
 
 // FinishTakeoverEnding forgets an ending whose hand-back is enqueued. A newer
