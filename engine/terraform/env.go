@@ -75,6 +75,9 @@ func environment(s Setup, sc scratch) (env, launcherEnv map[string]string, err e
 		sort.Strings(bad)
 		return nil, nil, fmt.Errorf("terraform: env %s is managed by Strata", strings.Join(bad, ", "))
 	}
+	if s.State != nil {
+		s.State.env(env)
+	}
 	if len(launcherEnv) > 0 && s.Sandbox == nil {
 		return nil, nil, fmt.Errorf("terraform: env: TF_VAR_ variables reach Terraform only through the sandbox's launcher (Setup.Sandbox)")
 	}

@@ -68,6 +68,10 @@ type Setup struct {
 	// manages itself (TF_LOG*, TF_INPUT, TF_CLI_ARGS*, TF_WORKSPACE, ...)
 	// are refused; TF_VAR_* need a Sandbox, whose launcher passes them.
 	Env map[string]string
+	// State, when set, keeps the layer's state in that http backend (the
+	// override file goes into WorkDir, the credential into the
+	// environment only: state.go); nil leaves the layer's own backend.
+	State *HTTPState
 	// Sandbox confines Terraform to the run's files (sandbox.go); nil runs
 	// the binary directly, as `strata run` does on an operator's checkout.
 	Sandbox *Sandbox
@@ -166,6 +170,10 @@ func newSession(ctx context.Context, s Setup) (_ *session, err error) {
 func initSession(ctx context.Context, setup Setup) (*session, error) {
 	s, err := newSession(ctx, setup)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.useState(); err != nil {
+		s.close()
 		return nil, err
 	}
 	if err := s.init(ctx); err != nil {
@@ -276,6 +284,12 @@ const builtinProvider = "terraform"
 func (s *session) selectWorkspace(ctx context.Context) error {
 	ws := s.setup.Workspace
 	if ws == "" || ws == "default" {
+		return nil
+	}
+	if s.setup.State != nil {
+		// The http backend has only "default": the workspace's state is
+		// a state of its own in Strata (its own address).
+		fmt.Fprintf(s.log, "[strata] workspace %s has its own state in Strata; Terraform runs in workspace default (terraform.workspace reads \"default\")\n", ws)
 		return nil
 	}
 	err := s.step("workspace select "+ws, func() error { return s.tf.WorkspaceSelect(ctx, ws) })
