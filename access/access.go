@@ -46,6 +46,16 @@ type Decision struct {
 	Quiet bool
 }
 
+// Actions on a layer's managed Terraform state (docs/state.md): web UI
+// buttons, the force unlock of /unlock, and `strata state pull|push`.
+const (
+	StateDownload = "state-download"
+	StateRollback = "state-rollback"
+	StateUnlock   = "state-unlock"
+	StatePull     = "state-pull"
+	StatePush     = "state-push"
+)
+
 // Need is the least permission the command needs under policy. Every
 // command needs one, so the caller always looks the user's up, first.
 func Need(command string, p Policy) pull.Permission {
@@ -54,6 +64,11 @@ func Need(command string, p Policy) pull.Permission {
 		return orWrite(p.Plan)
 	case "help":
 		return pull.Read // runs nothing, but lists the repository's layers
+	case StateDownload, StateRollback, StateUnlock, StatePull, StatePush:
+		// A state holds every secret of its layer in the clear, and
+		// rewriting it makes Terraform forget or recreate real resources:
+		// the repository's admins only, whatever the server's policy.
+		return pull.Admin
 	}
 	// /apply, /takeover, /release, /helm-test, and any command this table
 	// does not know yet: the most a command may need.
@@ -100,6 +115,16 @@ func doing(command string) string {
 		return "a takeover"
 	case "release":
 		return "releasing a takeover"
+	case StateDownload:
+		return "downloading a state"
+	case StateRollback:
+		return "rolling a state back"
+	case StateUnlock:
+		return "clearing a state lock"
+	case StatePull:
+		return "`strata state pull`"
+	case StatePush:
+		return "`strata state push`"
 	}
 	return "`/" + command + "`"
 }

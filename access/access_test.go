@@ -43,6 +43,15 @@ func TestDecide(t *testing.T) {
 		{"helm-test", strict, "admin"},
 		{"help", strict, "read triage write maintain admin"},
 		{"approve-policies", strict, "admin"},
+		{"state-download", def, "admin"},
+		{"state-rollback", def, "admin"},
+		{"state-unlock", def, "admin"},
+		{"state-pull", def, "admin"},
+		{"state-push", def, "admin"},
+		{"state-download", loose, "admin"},
+		{"state-push", loose, "admin"},
+		{"state-rollback", strict, "admin"},
+		{"state-pull", Policy{Plan: pull.Read, Apply: pull.Read}, "admin"},
 	} {
 		var got []string
 		for _, perm := range []pull.Permission{pull.None, pull.Read, pull.Triage, pull.Write, pull.Maintain, pull.Admin, "", "custom-role"} {
@@ -92,6 +101,17 @@ func TestDecideRefusals(t *testing.T) {
 		{"unlock", Subject{"triager", pull.Triage}, Policy{}, Decision{Need: pull.Write,
 			Reason: "@triager has triage permission on this repository; `/unlock` needs write or higher."}},
 		{"plan", Subject{"maintainer", pull.Maintain}, Policy{}, Decision{Allowed: true, Need: pull.Write}},
+		{"state-download", Subject{"writer", pull.Write}, Policy{}, Decision{Need: pull.Admin,
+			Reason: "@writer has write permission on this repository; downloading a state needs admin or higher."}},
+		{"state-rollback", Subject{"maintainer", pull.Maintain}, Policy{}, Decision{Need: pull.Admin,
+			Reason: "@maintainer has maintain permission on this repository; rolling a state back needs admin or higher."}},
+		{"state-unlock", Subject{"writer", pull.Write}, Policy{}, Decision{Need: pull.Admin,
+			Reason: "@writer has write permission on this repository; clearing a state lock needs admin or higher."}},
+		{"state-push", Subject{"writer", pull.Write}, Policy{}, Decision{Need: pull.Admin,
+			Reason: "@writer has write permission on this repository; `strata state push` needs admin or higher."}},
+		{"state-pull", Subject{"stranger", pull.None}, Policy{}, Decision{Need: pull.Admin, Quiet: true,
+			Reason: "@stranger has no permission on this repository; `strata state pull` needs admin or higher."}},
+		{"state-pull", Subject{"owner", pull.Admin}, Policy{}, Decision{Allowed: true, Need: pull.Admin}},
 		{"plan", Subject{"reader", pull.Read}, Policy{Plan: pull.Read}, Decision{Allowed: true, Need: pull.Read}},
 	} {
 		if got := Decide(tc.command, tc.s, tc.policy); got != tc.want {
