@@ -96,7 +96,7 @@ func New(next http.RoundTripper, opts Options) *Transport {
 	if opts.Sleep == nil {
 		opts.Sleep = sleep
 	}
-	return &Transport{next: next, opts: opts, jitter: fullJitter}
+	return &Transport{next: next, opts: opts, jitter: FullJitter}
 }
 
 // LimitError fails a request that a rate limit would keep waiting longer
@@ -259,11 +259,17 @@ func (t *Transport) pauseUntil(p pause) {
 
 // backoffCeiling is Backoff doubled n times, at most MaxBackoff.
 func (t *Transport) backoffCeiling(n int) time.Duration {
-	d := t.opts.Backoff
-	for ; n > 0 && d < t.opts.MaxBackoff; n-- {
+	return Ceiling(t.opts.Backoff, t.opts.MaxBackoff, n)
+}
+
+// Ceiling is first doubled n times, at most limit: the most an exponential
+// backoff waits before its retry n+1.
+func Ceiling(first, limit time.Duration, n int) time.Duration {
+	d := first
+	for ; n > 0 && d < limit; n-- {
 		d *= 2
 	}
-	return min(d, t.opts.MaxBackoff)
+	return min(d, limit)
 }
 
 func (t *Transport) retrying(req *http.Request, reason Reason, wait time.Duration) {
@@ -308,7 +314,11 @@ func discard(res *http.Response) {
 	res.Body.Close()
 }
 
-func fullJitter(ceiling time.Duration) time.Duration {
+// FullJitter is a wait drawn at random from 0 up to ceiling ("full jitter"),
+// so that clients that failed together do not retry together. Strata's one
+// backoff: GitHub requests here, the hydration's compare-and-swap commits in
+// gitcommit.
+func FullJitter(ceiling time.Duration) time.Duration {
 	if ceiling <= 0 {
 		return 0
 	}

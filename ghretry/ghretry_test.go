@@ -358,8 +358,8 @@ func TestBackoffHasFullJitter(t *testing.T) {
 		t.Errorf("ceiling after 79 retries = %v, want MaxBackoff", c)
 	}
 	for i := 0; i < 1000; i++ {
-		if d := fullJitter(time.Second); d < 0 || d > time.Second {
-			t.Fatalf("fullJitter(1s) = %v", d)
+		if d := FullJitter(time.Second); d < 0 || d > time.Second {
+			t.Fatalf("FullJitter(1s) = %v", d)
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"path"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"strata.dev/strata/engine/hydrate"
+	"strata.dev/strata/ghretry"
 )
 
 // Destination is where files are committed.
@@ -73,8 +73,7 @@ func (w Writer) backoff(ctx context.Context, attempt int) error {
 	if base <= 0 {
 		base = 100 * time.Millisecond
 	}
-	ceil := min(base<<(attempt-2), 5*time.Second)
-	t := time.NewTimer(rand.N(ceil) + 1)
+	t := time.NewTimer(ghretry.FullJitter(ghretry.Ceiling(base, 5*time.Second, attempt-2)))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
