@@ -23,6 +23,8 @@ type Repo struct {
 	Drift *Drift
 	// Engine is the engine of the layers that name none; empty is terraform.
 	Engine string
+	// AutoApply is the auto_apply of the layers that set none (default off).
+	AutoApply AutoApply
 }
 
 // Layer is a Terraform root module run in one workspace.
@@ -48,6 +50,9 @@ type Layer struct {
 	// Drift is the layer's drift detection (or the repository's), nil
 	// when off; read from the default branch only (see docs/drift.md).
 	Drift *Drift
+	// AutoApply says whether merging applies the layer: policy, from the
+	// default branch (see Effective and repo_auto_apply.go).
+	AutoApply AutoApply
 }
 
 // Autoplan says when a push plans a layer.

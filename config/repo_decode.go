@@ -42,12 +42,13 @@ func ParseRepo(filename string, data []byte) (*Repo, error) {
 				d.add(n.Line, "version must be 1, not %s", n.Value)
 			}
 		},
-		"lock":     d.lockMode(&r.Lock),
-		"layers":   d.list(func(n *yaml.Node) { r.Layers = append(r.Layers, d.layer(n)) }),
-		"syncs":    d.list(func(n *yaml.Node) { r.Syncs = append(r.Syncs, d.sync(n)) }),
-		"releases": d.list(func(n *yaml.Node) { r.Releases = append(r.Releases, d.release(n)) }),
-		"drift":    d.drift(&r.Drift),
-		"engine":   d.engine(&r.Engine),
+		"lock":       d.lockMode(&r.Lock),
+		"layers":     d.list(func(n *yaml.Node) { r.Layers = append(r.Layers, d.layer(n)) }),
+		"syncs":      d.list(func(n *yaml.Node) { r.Syncs = append(r.Syncs, d.sync(n)) }),
+		"releases":   d.list(func(n *yaml.Node) { r.Releases = append(r.Releases, d.release(n)) }),
+		"drift":      d.drift(&r.Drift),
+		"engine":     d.engine(&r.Engine),
+		"auto_apply": d.autoApply(&r.AutoApply),
 	})
 	inheritDrift(r)
 	inheritEngine(r)
@@ -58,6 +59,7 @@ func ParseRepo(filename string, data []byte) (*Repo, error) {
 		return nil, err
 	}
 	defaultLocks(r)
+	defaultAutoApply(r)
 	return r, nil
 }
 
@@ -91,6 +93,7 @@ func (d *repoDecoder) layer(n *yaml.Node) Layer {
 		"engine":     d.engine(&l.Engine),
 		"drift":      d.drift(&l.Drift),
 		"lock":       d.lockMode(&l.Lock),
+		"auto_apply": d.autoApply(&l.AutoApply),
 	})
 	d.required(n, where, "dir", l.Dir)
 	l.Dir = cleanPath(l.Dir)

@@ -15,7 +15,7 @@ type Policy struct {
 //
 // For an entry the default branch also has, these fields come from the default
 // branch:
-//   - layer: ApplyRequirements and Lock. A layer is the same when its name
+//   - layer: ApplyRequirements, Lock and AutoApply. A layer is the same when its name
 //     or its dir and workspace match (all matches count: requirements add up,
 //     and on_plan wins over on_apply), so renaming a layer or moving a name
 //     to another dir does not drop requirements.
@@ -46,9 +46,11 @@ func Effective(defaultBranch, prBranch *Repo, p Policy) *Repo {
 	}
 	r := cloneRepo(prBranch)
 	r.Lock = fileLock(defaultBranch)
+	r.AutoApply = defaultBranch.AutoApply
 	for i := range r.Layers {
 		l := &r.Layers[i]
 		l.Lock = baseLock(defaultBranch, l)
+		l.AutoApply = baseAutoApply(defaultBranch, l)
 		if reqs, found := baseRequirements(defaultBranch.Layers, l); found {
 			l.ApplyRequirements = reqs
 		} else {
