@@ -20,6 +20,7 @@ const (
 	TakeoverPrefix = "strata/takeover: "
 	HelmTestPrefix = "strata/helm-test: "
 	DriftPrefix    = "strata/drift: "
+	PolicyPrefix   = "strata/policy: "
 )
 
 // Applied is the check that says every layer with changes is applied.
@@ -37,6 +38,10 @@ func HelmTest(release string) string { return HelmTestPrefix + release }
 // Drift names the check a drift run of a layer leaves on the default
 // branch's head.
 func Drift(layer string) string { return DriftPrefix + layer }
+
+// Policy names the check of a layer's policy sets over its last plan, on
+// the PR head.
+func Policy(layer string) string { return PolicyPrefix + layer }
 
 // Button identifiers (at most 20 characters: GitHub's limit).
 const (

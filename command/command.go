@@ -52,6 +52,10 @@ type HelmTest struct {
 	Filters  []string
 }
 
+// ApprovePolicies is an owner's approval of the policy denials of the
+// named layers' plans (all blocked layers when empty).
+type ApprovePolicies struct{ Layers []string }
+
 // Help asks for usage and the layers, syncs and releases of the repo.
 type Help struct{}
 
@@ -63,6 +67,10 @@ func (Takeover) Name() string { return "takeover" }
 func (Release) Name() string  { return "release" }
 func (HelmTest) Name() string { return "helm-test" }
 func (Help) Name() string     { return "help" }
+
+func (ApprovePolicies) Name() string { return "approve-policies" }
+
+func (c ApprovePolicies) String() string { return render(c.Name(), c.Layers...) }
 
 func (c Plan) String() string   { return render(c.Name(), c.Layers...) }
 func (c Apply) String() string  { return render(c.Name(), c.Layers...) }
@@ -128,19 +136,22 @@ var usageLine = map[string]string{
 	"release":   "/release [SYNC]",
 	"helm-test": "/helm-test [RELEASE...] [--filter NAME]...",
 	"help":      "/help",
+
+	"approve-policies": "/approve-policies [LAYER...]",
 }
 
-var commandOrder = []string{"plan", "apply", "unlock", "cancel", "takeover", "release", "helm-test", "help"}
+var commandOrder = []string{"plan", "apply", "approve-policies", "unlock", "cancel", "takeover", "release", "helm-test", "help"}
 
 var commandHelp = map[string]string{
-	"plan":      "plan the named layers, or every layer the PR touches",
-	"apply":     "apply the saved plans of the named layers, or all planned layers of the PR",
-	"unlock":    "release this PR's locks (and discard its plans)",
-	"cancel":    "cancel this PR's queued and running plans (Terraform is interrupted; an apply that started goes on; the locks stay)",
-	"takeover":  "hydrate the PR head into SYNC's destination and pause push-hydration until released or expired (DURATION like `2h`, `1h30m` or `1d`)",
-	"release":   "end a takeover and rehydrate from the default branch",
-	"helm-test": "upgrade/install the release from the PR's chart, then run its Helm tests (only the tests named by `--filter`, if any)",
-	"help":      "this message, and the layers, syncs and releases of this repo",
+	"plan":             "plan the named layers, or every layer the PR touches",
+	"apply":            "apply the saved plans of the named layers, or all planned layers of the PR",
+	"unlock":           "release this PR's locks (and discard its plans)",
+	"cancel":           "cancel this PR's queued and running plans (Terraform is interrupted; an apply that started goes on; the locks stay)",
+	"takeover":         "hydrate the PR head into SYNC's destination and pause push-hydration until released or expired (DURATION like `2h`, `1h30m` or `1d`)",
+	"release":          "end a takeover and rehydrate from the default branch",
+	"helm-test":        "upgrade/install the release from the PR's chart, then run its Helm tests (only the tests named by `--filter`, if any)",
+	"approve-policies": "an owner of each policy set that denies a layer's plan approves that plan despite it (only the sets' owners count; a new commit or plan needs a new approval)",
+	"help":             "this message, and the layers, syncs and releases of this repo",
 }
 
 // Usage is the markdown usage of all commands, for /help.

@@ -29,6 +29,9 @@ func Parse(body string) (Command, error) {
 	case "unlock":
 		layers, err := p.names("layer", args)
 		return orNil(Unlock{Layers: layers}, err)
+	case "approve-policies":
+		layers, err := p.names("layer", args)
+		return orNil(ApprovePolicies{Layers: layers}, err)
 	case "cancel":
 		// "/cancel network" would read as cancelling only network's plan,
 		// which /cancel does not do: refuse words rather than ignore them.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,8 +24,16 @@ type Repo struct {
 	Drift *Drift
 	// Engine is the engine of the layers that name none; empty is terraform.
 	Engine string
+	// Policies are the policy sets (repo_policies.go): policy, read from
+	// the default branch only.
+	Policies []PolicySet
+	// Discovery finds more syncs in files (repo_discovery.go); nil when
+	// off. Only the default branch's counts.
+	Discovery *SyncDiscovery
 	// AutoApply is the auto_apply of the layers that set none (default off).
 	AutoApply AutoApply
+	// State is the state mode of the layers that set none (repo_state.go).
+	State StateMode
 }
 
 // Layer is a Terraform root module run in one workspace.
@@ -53,6 +62,12 @@ type Layer struct {
 	// AutoApply says whether merging applies the layer: policy, from the
 	// default branch (see Effective and repo_auto_apply.go).
 	AutoApply AutoApply
+	// State says who keeps the layer's state: policy, from the default
+	// branch (see Effective and repo_state.go).
+	State StateMode
+	// Policies names the policy sets that judge the layer's plans; nil is
+	// every set. Policy, from the default branch (repo_policies.go).
+	Policies []string
 }
 
 // Autoplan says when a push plans a layer.
@@ -79,7 +94,17 @@ const (
 	Approved   ApplyRequirement = "approved"
 	Mergeable  ApplyRequirement = "mergeable"
 	Undiverged ApplyRequirement = "undiverged"
+	// CodeOwners: each file of the layer the PR changes is approved, at
+	// the head, by one of its code owners in the default branch's
+	// CODEOWNERS (docs/governance.md).
+	CodeOwners ApplyRequirement = "codeowners"
 )
+
+// ApplyRequirements are the known requirements, in the order messages list them.
+var ApplyRequirements = []ApplyRequirement{Approved, Mergeable, Undiverged, CodeOwners}
+
+// Valid reports whether r is a known requirement.
+func (r ApplyRequirement) Valid() bool { return slices.Contains(ApplyRequirements, r) }
 
 // Sync hydrates a kustomization into a destination branch.
 type Sync struct {
@@ -92,6 +117,13 @@ type Sync struct {
 	// Proposed marks a sync only a PR defines (see Effective): it may be
 	// previewed, but nothing is hydrated into its destination.
 	Proposed bool
+	// File is the Sync file discovery found it in (repo_discovery.go);
+	// "" for the syncs of .strata.yaml.
+	File string
+	// Validate is how hydrated output is checked against Kubernetes'
+	// schemas: ValidateOff, ValidateWarn or ValidateBlock; "" is the
+	// server's hydrate.validate. Policy: from the default branch.
+	Validate string
 }
 
 // Dest is where a sync writes its output.
@@ -99,6 +131,13 @@ type Dest struct {
 	Repo   string // "owner/name"; empty means this repository
 	Branch string // required
 	Path   string // cleaned; "." is the branch root
+	// HydrateTo is a staging branch: hydrations are committed there and
+	// promoted into Branch by one pull request (repo_dest.go); "" commits
+	// into Branch.
+	HydrateTo string
+	// CommitMessage is a text/template over CommitMessageData for the
+	// hydration commits; "" keeps Strata's own message.
+	CommitMessage string
 }
 
 // SourceCommitTag makes an image's tag the commit being hydrated.

@@ -42,13 +42,16 @@ func ParseRepo(filename string, data []byte) (*Repo, error) {
 				d.add(n.Line, "version must be 1, not %s", n.Value)
 			}
 		},
-		"lock":       d.lockMode(&r.Lock),
-		"layers":     d.list(func(n *yaml.Node) { r.Layers = append(r.Layers, d.layer(n)) }),
-		"syncs":      d.list(func(n *yaml.Node) { r.Syncs = append(r.Syncs, d.sync(n)) }),
-		"releases":   d.list(func(n *yaml.Node) { r.Releases = append(r.Releases, d.release(n)) }),
-		"drift":      d.drift(&r.Drift),
-		"engine":     d.engine(&r.Engine),
-		"auto_apply": d.autoApply(&r.AutoApply),
+		"lock":           d.lockMode(&r.Lock),
+		"layers":         d.list(func(n *yaml.Node) { r.Layers = append(r.Layers, d.layer(n)) }),
+		"syncs":          d.list(func(n *yaml.Node) { r.Syncs = append(r.Syncs, d.sync(n)) }),
+		"releases":       d.list(func(n *yaml.Node) { r.Releases = append(r.Releases, d.release(n)) }),
+		"drift":          d.drift(&r.Drift),
+		"engine":         d.engine(&r.Engine),
+		"policies":       d.list(func(n *yaml.Node) { r.Policies = append(r.Policies, d.policySet(n)) }),
+		"auto_apply":     d.autoApply(&r.AutoApply),
+		"state":          d.stateMode(&r.State),
+		"sync_discovery": d.syncDiscovery(&r.Discovery),
 	})
 	inheritDrift(r)
 	inheritEngine(r)
@@ -60,6 +63,7 @@ func ParseRepo(filename string, data []byte) (*Repo, error) {
 	}
 	defaultLocks(r)
 	defaultAutoApply(r)
+	defaultStates(r)
 	return r, nil
 }
 
@@ -81,19 +85,20 @@ func (d *repoDecoder) layer(n *yaml.Node) Layer {
 			var reqs []string
 			d.strs(&reqs)(n, what)
 			for _, s := range reqs {
-				switch req := ApplyRequirement(s); req {
-				case Approved, Mergeable, Undiverged:
+				if req := ApplyRequirement(s); req.Valid() {
 					l.ApplyRequirements = appendNew(l.ApplyRequirements, req)
-				default:
-					d.add(n.Line, "%s: unknown requirement %q (approved, mergeable or undiverged)", what, s)
+				} else {
+					d.add(n.Line, "%s: unknown requirement %q (approved, mergeable, undiverged or codeowners)", what, s)
 				}
 			}
 		},
 		"depends_on": d.strs(&l.DependsOn),
+		"policies":   d.strs(&l.Policies),
 		"engine":     d.engine(&l.Engine),
 		"drift":      d.drift(&l.Drift),
 		"lock":       d.lockMode(&l.Lock),
 		"auto_apply": d.autoApply(&l.AutoApply),
+		"state":      d.stateMode(&l.State),
 	})
 	d.required(n, where, "dir", l.Dir)
 	l.Dir = cleanPath(l.Dir)
@@ -119,9 +124,11 @@ func (d *repoDecoder) sync(n *yaml.Node) Sync {
 		"source": d.str(&s.Source),
 		"dest": func(n *yaml.Node, what string) {
 			d.fields(n, "dest of "+where, map[string]fieldFunc{
-				"repo":   d.str(&s.Dest.Repo),
-				"branch": d.str(&s.Dest.Branch),
-				"path":   d.str(&s.Dest.Path),
+				"repo":           d.str(&s.Dest.Repo),
+				"branch":         d.str(&s.Dest.Branch),
+				"path":           d.str(&s.Dest.Path),
+				"hydrate_to":     d.str(&s.Dest.HydrateTo),
+				"commit_message": d.commitMessage(&s.Dest.CommitMessage, where),
 			})
 			d.required(n, "dest of "+where, "branch", s.Dest.Branch)
 		},
@@ -148,6 +155,7 @@ func (d *repoDecoder) sync(n *yaml.Node) Sync {
 				"max":     d.duration(&s.Takeover.Max),
 			})
 		},
+		"validate": d.validateMode(&s.Validate),
 	})
 	d.required(n, where, "name", s.Name)
 	d.required(n, where, "source", s.Source)

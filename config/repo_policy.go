@@ -15,12 +15,12 @@ type Policy struct {
 //
 // For an entry the default branch also has, these fields come from the default
 // branch:
-//   - layer: ApplyRequirements, Lock and AutoApply. A layer is the same when its name
+//   - layer: ApplyRequirements, Lock, AutoApply and State. A layer is the same when its name
 //     or its dir and workspace match (all matches count: requirements add up,
 //     and on_plan wins over on_apply), so renaming a layer or moving a name
 //     to another dir does not drop requirements.
-//   - sync (same name): Dest and Takeover, i.e. where a takeover writes and for
-//     how long it may hold it.
+//   - sync (same name): Dest, Takeover and Validate, i.e. where a takeover
+//     writes, for how long it may hold it, and whether invalid output blocks.
 //   - release (same name): Cluster, Namespace, ReleaseName and
 //     CleanupOnClose, i.e. what a PR's chart is installed over, and whether
 //     closing the PR uninstalls it.
@@ -45,12 +45,17 @@ func Effective(defaultBranch, prBranch *Repo, p Policy) *Repo {
 		defaultBranch = &Repo{}
 	}
 	r := cloneRepo(prBranch)
+	r.Policies = clonePolicySets(defaultBranch.Policies)
+	r.Discovery = defaultBranch.Discovery
 	r.Lock = fileLock(defaultBranch)
 	r.AutoApply = defaultBranch.AutoApply
+	r.State = defaultBranch.State
 	for i := range r.Layers {
 		l := &r.Layers[i]
 		l.Lock = baseLock(defaultBranch, l)
+		l.Policies = basePolicies(defaultBranch.Layers, l)
 		l.AutoApply = baseAutoApply(defaultBranch, l)
+		l.State = baseState(defaultBranch, l)
 		if reqs, found := baseRequirements(defaultBranch.Layers, l); found {
 			l.ApplyRequirements = reqs
 		} else {
@@ -59,10 +64,10 @@ func Effective(defaultBranch, prBranch *Repo, p Policy) *Repo {
 	}
 	for i := range r.Syncs {
 		s := &r.Syncs[i]
-		s.Proposed = true
+		s.Proposed, s.Validate = true, ""
 		for _, base := range defaultBranch.Syncs {
 			if base.Name == s.Name {
-				s.Dest, s.Takeover, s.Proposed = base.Dest, base.Takeover, false
+				s.Dest, s.Takeover, s.Validate, s.Proposed = base.Dest, base.Takeover, base.Validate, false
 			}
 		}
 	}
@@ -103,8 +108,10 @@ func cloneRepo(r *Repo) *Repo {
 		l.Autoplan.WhenModified = cloneStrings(l.Autoplan.WhenModified)
 		l.ApplyRequirements = append([]ApplyRequirement(nil), l.ApplyRequirements...)
 		l.DependsOn = cloneStrings(l.DependsOn)
+		l.Policies = clonePoliciesOf(l.Policies)
 		l.Drift = cloneDrift(l.Drift)
 	}
+	c.Policies = clonePolicySets(r.Policies)
 	c.Syncs = append([]Sync(nil), r.Syncs...)
 	for i := range c.Syncs {
 		c.Syncs[i].Images = append([]Image(nil), c.Syncs[i].Images...)

@@ -53,7 +53,9 @@ func (r *Repo) Validate(tree PathChecker) error {
 	}
 	v.layers(r.Layers)
 	v.syncs(r.Syncs)
+	v.promotion(r.Syncs)
 	v.releases(r.Releases)
+	v.policies(r.Policies, r.Layers)
 	return v.err()
 }
 
@@ -145,6 +147,12 @@ var (
 	badBranchRE = regexp.MustCompile(`[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{|//`)
 )
 
+// badBranch tells whether b cannot name a Git branch.
+func badBranch(b string) bool {
+	return b == "" || badBranchRE.MatchString(b) || strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") ||
+		strings.HasSuffix(b, "/") || strings.HasSuffix(b, ".lock")
+}
+
 func (v *repoValidator) syncs(syncs []Sync) {
 	names := map[string]bool{}
 	for i, s := range syncs {
@@ -158,8 +166,7 @@ func (v *repoValidator) syncs(syncs []Sync) {
 			v.add(s.Line, "dest repo %q of %s must be owner/name", s.Dest.Repo, where)
 		}
 		b := s.Dest.Branch
-		if b == "" || badBranchRE.MatchString(b) || strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") ||
-			strings.HasSuffix(b, "/") || strings.HasSuffix(b, ".lock") {
+		if badBranch(b) {
 			v.add(s.Line, "dest branch %q of %s is not a valid branch name", b, where)
 		}
 		if _, err := repoPath(s.Dest.Path); err != nil {

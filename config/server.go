@@ -49,8 +49,12 @@ type Server struct {
 	DefaultApplyRequirements []ApplyRequirement `yaml:"default_apply_requirements"`
 	// Redact lists regular expressions whose matches never reach GitHub or
 	// the store, besides tokens and values Terraform marks sensitive.
-	Redact   []string  `yaml:"redact"`
-	Clusters []Cluster `yaml:"clusters"`
+	Redact []string `yaml:"redact"`
+	// Policies are policy sets on the server's disk that judge every
+	// repository's plans, besides those of its .strata.yaml
+	// (config/repo_policies.go).
+	Policies []PolicySet `yaml:"policies"`
+	Clusters []Cluster   `yaml:"clusters"`
 	// ShutdownTimeout is how long running jobs may finish after SIGTERM.
 	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
 	// Source limits for the tree of a commit; a larger repository is
@@ -68,6 +72,8 @@ type Server struct {
 	// Hydrate: what kustomize builds may fetch, and how long they may take
 	// (config/hydrate.go).
 	Hydrate Hydrate `yaml:"hydrate"`
+	// State is the managed Terraform state's backend (config/state.go).
+	State State `yaml:"state"`
 	// Storage: plan encryption keys, retention, source cache bound
 	// (config/storage.go).
 	Storage `yaml:",inline"`
@@ -211,6 +217,9 @@ func (s *Server) applyEnv(getenv func(string) (string, bool)) error {
 	if err := s.Hydrate.applyEnv(getenv); err != nil {
 		return err
 	}
+	if err := s.State.applyEnv(getenv); err != nil {
+		return err
+	}
 	if v, ok := getenv("STRATA_WORKERS"); ok && v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -275,6 +284,7 @@ func (s *Server) applyDefaults() {
 	}
 	s.Storage.applyDefaults()
 	s.Hydrate.applyDefaults()
+	s.State.applyDefaults()
 	s.Terraform.applyDefaults()
 	s.Log.applyDefaults()
 	s.PublicURL = strings.TrimSuffix(s.PublicURL, "/")
@@ -322,10 +332,8 @@ func (s *Server) validate() error {
 		problems = append(problems, fmt.Sprintf("apply_permission %q: want write, maintain or admin", s.ApplyPermission))
 	}
 	for _, r := range s.DefaultApplyRequirements {
-		switch r {
-		case Approved, Mergeable, Undiverged:
-		default:
-			problems = append(problems, fmt.Sprintf("default_apply_requirements: %q is none of approved, mergeable, undiverged", r))
+		if !r.Valid() {
+			problems = append(problems, fmt.Sprintf("default_apply_requirements: %q is none of approved, mergeable, undiverged, codeowners", r))
 		}
 	}
 	switch s.PlanPermission {
@@ -352,6 +360,7 @@ func (s *Server) validate() error {
 	problems = append(problems, s.startProblems()...)
 	problems = append(problems, s.Storage.problems()...)
 	problems = append(problems, s.Hydrate.problems()...)
+	problems = append(problems, s.State.problems()...)
 	problems = append(problems, s.Terraform.problems()...)
 	problems = append(problems, s.Log.problems()...)
 	if len(problems) > 0 {

@@ -31,6 +31,7 @@ func (s *Server) startProblems() []string {
 	if _, err := redact.New(s.Redact); err != nil {
 		out = append(out, fmt.Sprintf("redact: %v", err))
 	}
+	out = append(out, CheckPolicySets(s.Policies)...)
 	if s.GitHub.PrivateKey != "" {
 		if err := CheckPrivateKey(s.GitHub.PrivateKey); err != nil {
 			out = append(out, fmt.Sprintf("%s: %v", s.keySource(), err))

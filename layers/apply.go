@@ -42,6 +42,12 @@ func applyCommand(ctx context.Context, d *worker.Deps, c *worker.CommandContext,
 	if f.Requirements, err = readRequirements(ctx, c.PR, layers); err != nil {
 		return err
 	}
+	if err := readCodeowners(ctx, c.PR, layers, fetchTree(ctx, d, a.Repo, head), &f.Requirements); err != nil {
+		return err
+	}
+	if f.Policy, err = readPolicyFacts(ctx, d, a.FullName, a.PR, head, layers, c.Config.Repo, plans); err != nil {
+		return err
+	}
 	dec := decideApply(f)
 	switch {
 	case dec.Reply != "":

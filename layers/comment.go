@@ -140,6 +140,7 @@ func renderPlan(b *strings.Builder, l layerReport, text string) {
 		fmt.Fprintf(b, "\n[Full log](%s)\n", l.LogURL)
 	}
 	b.WriteString("\n</details>\n\n")
+	b.WriteString(l.Policy.lines(l.Layer))
 	b.WriteString(l.next() + "\n")
 }
 
@@ -159,6 +160,9 @@ func (l layerReport) next() string {
 	apply, unlock, plan := markdown.Quote("/apply "+l.Layer), markdown.Quote("/unlock "+l.Layer), markdown.Quote("/plan "+l.Layer)
 	switch l.outcome() {
 	case layerChanged:
+		if l.CodeOwners != "" {
+			return "Next: code owners must approve first, as " + apply + " would be refused now: " + l.CodeOwners + ". Then " + apply + " to apply."
+		}
 		if l.LocksOnApply {
 			// The plan took no lock: there is none to unlock.
 			return "Next: " + apply + " to apply; the layer locks on apply, so this plan holds no lock."

@@ -79,6 +79,8 @@ type applyFacts struct {
 	Applies map[string]store.LayerApplied
 	// Requirements are the PR's facts the layers' apply requirements need.
 	Requirements requirementFacts
+	// Policy is each target's policy facts (decide_policy.go).
+	Policy map[string]policyFacts
 }
 
 // applyDecision is what /apply does: apply Run in that order (having
@@ -123,8 +125,11 @@ func decideApply(f applyFacts) applyDecision {
 		return applyDecision{Reply: fmt.Sprintf("%s already applied at %s.", report.Names(done), report.Short(f.Head))}
 	}
 	for _, l := range todo {
-		if why := unmetRequirement(l.ApplyRequirements, f.Requirements); why != "" {
+		if why := unmetRequirement(l, f.Requirements); why != "" {
 			return applyDecision{Refuse: []string{l.Name}, Reason: fmt.Sprintf("%s: %s", markdown.Quote(l.Name), why)}
+		}
+		if why := policyGate(f.Policy[l.Name]).refusal(l.Name); why != "" {
+			return applyDecision{Refuse: []string{l.Name}, Reason: why}
 		}
 	}
 	if why := unmetDependencies(todo, atHead); why != "" {
@@ -161,6 +166,8 @@ type requirementFacts struct {
 	Statuses  []pull.Status
 	BaseRef   string
 	BehindBy  int
+	// Codeowners are read when a layer requires codeowners (codeowners.go).
+	Codeowners codeownersFacts
 }
 
 // needs reports whether any layer requires req.
@@ -175,9 +182,10 @@ func needs(layers []config.Layer, req config.ApplyRequirement) bool {
 	return false
 }
 
-// unmetRequirement says which apply requirement the PR misses, or "".
-func unmetRequirement(reqs []config.ApplyRequirement, f requirementFacts) string {
-	for _, req := range reqs {
+// unmetRequirement says which apply requirement of layer l the PR misses,
+// or "".
+func unmetRequirement(l config.Layer, f requirementFacts) string {
+	for _, req := range l.ApplyRequirements {
 		switch req {
 		case config.Approved:
 			if why := unapproved(f); why != "" {
@@ -191,6 +199,10 @@ func unmetRequirement(reqs []config.ApplyRequirement, f requirementFacts) string
 			if f.BehindBy > 0 {
 				return fmt.Sprintf("it requires the branch to contain the tip of %s, which is %d %s ahead; update the branch and plan again",
 					f.BaseRef, f.BehindBy, words.Plural(f.BehindBy, "commit", "commits"))
+			}
+		case config.CodeOwners:
+			if why := unmetCodeowners(l.Name, f); why != "" {
+				return why
 			}
 		}
 	}

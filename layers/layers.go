@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/riverqueue/river"
@@ -27,6 +28,8 @@ import (
 //	report.go     checks, the gathered comment, strata/applied
 //	apply.go      /apply: permission, requirements, dependencies
 //	apply_run.go  the apply job, and its report when interrupted
+//	merge.go      auto_apply: on_merge: reviewed changes kept, a merge's applies started
+//	merge_run.go  the post-merge apply job: merge order, plan, compare, apply
 //	lock.go       lock checks, /unlock, release on close, repair
 //	lock_mode.go  lock: on_plan|on_apply: who takes the lock, stale plans
 //	events.go     autoplan and close on pull_request events
@@ -56,16 +59,21 @@ func New(d *worker.Deps) worker.Feature {
 			"cancel": {Run: func(ctx context.Context, c *worker.CommandContext, cmd command.Command) error {
 				return cancelCommand(ctx, d, c, cmd)
 			}},
+			"approve-policies": {Run: func(ctx context.Context, c *worker.CommandContext, cmd command.Command) error {
+				return approvePoliciesCommand(ctx, d, c, cmd)
+			}},
 		},
 		OnPullRequest: func(ctx context.Context, ev jobs.PullRequest) error { return layersOnPullRequest(ctx, d, ev) },
 		Interrupted: map[string]worker.InterruptedFunc{
-			jobs.LayerApply{}.Kind(): func(ctx context.Context, job queue.Interrupted) error { return applyInterrupted(ctx, d, job) },
+			jobs.LayerApply{}.Kind():      func(ctx context.Context, job queue.Interrupted) error { return applyInterrupted(ctx, d, job) },
+			jobs.LayerMergeApply{}.Kind(): func(ctx context.Context, job queue.Interrupted) error { return mergeApplyInterrupted(ctx, d, job) },
 		},
 		OnPush:   func(ctx context.Context, ev jobs.Push) error { return driftOnPush(ctx, d, ev) },
 		Periodic: []*river.PeriodicJob{lockRepairPeriodic(), driftScanPeriodic(), driftDiscoverPeriodic()},
 		AddWorkers: func(w *river.Workers) {
 			river.AddWorker(w, &layerPlanWorker{d: d})
 			river.AddWorker(w, &layerApplyWorker{d: d})
+			river.AddWorker(w, &layerMergeApplyWorker{d: d})
 			river.AddWorker(w, &lockRepairWorker{d: d})
 			river.AddWorker(w, &driftScanWorker{d: d})
 			river.AddWorker(w, &driftRunWorker{d: d})
@@ -163,5 +171,5 @@ func touchedLayers(all []config.Layer, files []string, modules layerModules, aut
 
 func specOf(l config.Layer) jobs.LayerSpec {
 	return jobs.LayerSpec{Name: l.Name, Dir: l.Dir, Workspace: l.Workspace, VarFiles: l.VarFiles, DependsOn: l.DependsOn, Engine: l.Engine,
-		LockOnApply: l.LocksOnApply()}
+		LockOnApply: l.LocksOnApply(), State: string(l.State), CodeOwners: slices.Contains(l.ApplyRequirements, config.CodeOwners)}
 }

@@ -34,6 +34,12 @@ type layerReport struct {
 	// Cancelled: the plan did not run, or was stopped (Error says why).
 	Cancelled bool   `json:"cancelled,omitempty"`
 	LogURL    string `json:"log_url,omitempty"`
+	// Policy is what the layer's policy sets found (policy.go), nil when
+	// none judges it.
+	Policy *policyReport `json:"policy,omitempty"`
+	// CodeOwners is why an /apply would be refused for code owners when
+	// the layer was planned (codeownersNext), "" when it would not.
+	CodeOwners string `json:"codeowners,omitempty"`
 }
 
 // layerAt is where a layer is planned, as its part of the comment names it.

@@ -16,6 +16,7 @@ import (
 	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/jobs"
+	"strata.dev/strata/policy"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
@@ -106,6 +107,9 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 			worker.Warn(ctx, fmt.Errorf("%s#%d, layer %s: %w", a.FullName, a.PR, a.Target, err), "read the plan as JSON; the comment shows what the check shows")
 			res = early
 		}
+		if err == nil {
+			worker.Warn(ctx, keepReviewed(ctx, d, a, res), "keep the plan's changes for auto_apply: on_merge")
+		}
 		runRep := closeLog(ctx, d, log, rep, res.Sensitive)
 		if masksMore(shown, runRep, runReporter(rep, early.Sensitive)) {
 			// A value the text showed through nonsensitive(), which only
@@ -114,7 +118,8 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 				return err
 			}
 		}
-		if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Result: res, LogURL: logURL}); err != nil {
+		if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Result: res, LogURL: logURL,
+			CodeOwners: codeownersNext(ctx, d, a, res), Policy: judgeOrWarn(ctx, d, runRep, a, res)}); err != nil {
 			return err
 		}
 		return updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA)
@@ -280,17 +285,20 @@ func errorText(err error) string {
 // (terraform.PlanInput.Planned). Terraform's output goes to log as it
 // prints it, masked with the layer's sensitive inputs too.
 func planLayer(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log *worker.LogWriter, planned func(*terraform.PlanResult) error) (*terraform.PlanResult, error) {
-	setup, done, err := layerSetup(ctx, d, repo, sha, l, log)
+	setup, done, err := layerSetup(ctx, d, repo, sha, l, store.StateRead, log)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	log.Mask(terraform.SensitiveInputs(setup, l.VarFiles)...)
-	return terraform.Plan(ctx, terraform.PlanInput{Setup: setup, VarFiles: l.VarFiles, Planned: planned})
+	// The plan's JSON is kept for the layer's policy sets (policy.go).
+	return terraform.Plan(ctx, terraform.PlanInput{Setup: setup, VarFiles: l.VarFiles, Planned: planned, KeepJSON: policy.MaxPlanJSON})
 }
 
-// layerSetup fetches the tree at sha into a work dir of its own.
-func layerSetup(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log io.Writer) (terraform.Setup, func(), error) {
+// layerSetup fetches the tree at sha into a work dir of its own, with the
+// layer's managed state credential in stateMode (store.StateRead or
+// StateWrite) when Strata keeps its state (state.go).
+func layerSetup(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, stateMode string, log io.Writer) (terraform.Setup, func(), error) {
 	root, release, err := d.Fetch(ctx, repo, sha)
 	if err != nil {
 		return terraform.Setup{}, nil, err
@@ -321,8 +329,15 @@ func layerSetup(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string,
 		done()
 		return terraform.Setup{}, nil, err
 	}
+	state, revoke, err := managedState(ctx, d, repo, l, dir, stateMode, log)
+	if err != nil {
+		done()
+		return terraform.Setup{}, nil, err
+	}
+	done = func() { revoke(); os.RemoveAll(work) }
 	tf := d.Config.Terraform
 	return terraform.Setup{
+		State:   state,
 		WorkDir: dir, Root: work, Workspace: l.Workspace, TerraformBin: bin.Path, Kind: bin.Kind,
 		PluginCacheDir: filepath.Join(absDataDir(d), "plugin-cache"), Log: log, StopGrace: queue.StopGrace(ctx),
 		InitCacheDir: filepath.Join(absDataDir(d), "init-cache"), InitCacheScope: repo.FullName,

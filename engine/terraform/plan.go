@@ -17,6 +17,9 @@ type PlanInput struct {
 	// VarFiles are relative to WorkDir and must stay inside Root, symlinks
 	// resolved.
 	VarFiles []string
+	// KeepJSON, when above 0, keeps the plan's JSON in PlanResult.JSON if
+	// it weighs at most that many bytes.
+	KeepJSON int64
 	// Planned, when set, gets the result as soon as `plan -out` is done,
 	// read from the plan's text (summarizeText). Its Sensitive holds the
 	// values of the sensitive variables (sensitiveInputs): the text masks
@@ -61,6 +64,12 @@ type PlanResult struct {
 	// (planchanges.go); never stored or shown with the report: their
 	// values may be sensitive.
 	Changes []PlannedChange `json:"-"`
+
+	// JSON is the plan as `show -json` prints it, when PlanInput.KeepJSON
+	// asked for it and it fits (else JSONTooLarge): policies read it. It
+	// holds sensitive values in clear, so it is never stored.
+	JSON         []byte `json:"-"`
+	JSONTooLarge bool   `json:"-"`
 }
 
 // OutputChange is a root output whose value would change.
@@ -118,9 +127,15 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 		}
 	}
 
+	if in.KeepJSON > 0 {
+		s.keepJSON = &jsonKeeper{max: in.KeepJSON}
+	}
 	r, err := s.showJSON(ctx, planPath)
 	if err != nil {
 		return nil, err
+	}
+	if s.keepJSON != nil {
+		r.JSON, r.JSONTooLarge = s.keepJSON.result()
 	}
 	r.PlanFile = planFile
 	r.Text = text

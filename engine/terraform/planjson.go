@@ -344,8 +344,12 @@ func (s *session) showJSON(ctx context.Context, planPath string) (*PlanResult, e
 		if err := cmd.Start(); err != nil {
 			return err
 		}
-		r, err = readPlanJSON(out)
-		io.Copy(io.Discard, out) // what a failed read left: Terraform ends
+		var src io.Reader = out
+		if s.keepJSON != nil {
+			src = io.TeeReader(out, s.keepJSON)
+		}
+		r, err = readPlanJSON(src)
+		io.Copy(io.Discard, src) // what a failed read left: Terraform ends
 		if werr := cmd.Wait(); werr != nil {
 			return werr
 		}

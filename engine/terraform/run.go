@@ -101,6 +101,9 @@ type session struct {
 	// report and user (command, in sandbox.go).
 	launch
 	scratch scratch // HOME, TMPDIR and the saved plan; removed by close
+	// keepJSON, when set, keeps the plan's JSON as show -json prints it
+	// (PlanInput.KeepJSON).
+	keepJSON *jsonKeeper
 }
 
 // newSession checks the setup and asks the binary its version, which
