@@ -12,6 +12,7 @@ import (
 //	hydrate:
 //	  allow_remote: [github.com/acme/*]   # default: none
 //	  timeout: 5m                         # default
+//	  validate: warn                      # off | warn | block (default warn)
 type Hydrate struct {
 	// AllowRemote lists the remote resources, bases and components that
 	// kustomize may fetch, as host/path patterns (github.com/acme/*); each
@@ -22,6 +23,10 @@ type Hydrate struct {
 	// Timeout bounds one kustomize build (default 5m).
 	// STRATA_HYDRATE_TIMEOUT.
 	Timeout time.Duration `yaml:"timeout"`
+	// Validate is how hydrated output is checked against Kubernetes'
+	// schemas when a sync says nothing: off, warn (the default) or block
+	// (hydrate_validate.go). STRATA_HYDRATE_VALIDATE.
+	Validate string `yaml:"validate"`
 }
 
 func (h *Hydrate) applyEnv(getenv func(string) (string, bool)) error {
@@ -40,6 +45,9 @@ func (h *Hydrate) applyEnv(getenv func(string) (string, bool)) error {
 		}
 		h.Timeout = d
 	}
+	if v, ok := getenv("STRATA_HYDRATE_VALIDATE"); ok && v != "" {
+		h.Validate = v
+	}
 	return nil
 }
 
@@ -47,10 +55,13 @@ func (h *Hydrate) applyDefaults() {
 	if h.Timeout == 0 {
 		h.Timeout = 5 * time.Minute
 	}
+	if h.Validate == "" {
+		h.Validate = DefaultValidate
+	}
 }
 
 func (h *Hydrate) problems() []string {
-	var out []string
+	out := h.validateProblems()
 	if h.Timeout < 0 {
 		out = append(out, "hydrate.timeout must not be negative")
 	}
