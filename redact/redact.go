@@ -15,7 +15,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,18 +55,24 @@ type Redactor struct {
 
 	mu     sync.Mutex // serialises Add
 	values atomic.Pointer[literals]
+
+	// parent is the Redactor this one was forked from, whose values it
+	// masks too; merged caches the union of both sets.
+	parent *Redactor
+	merged atomic.Pointer[mergedLiterals]
+}
+
+// mergedLiterals is a fork's values with its parent's, as of the two
+// snapshots it was made from.
+type mergedLiterals struct {
+	own, parent, both *literals
 }
 
 type pattern struct {
 	re   *regexp.Regexp
 	keep int // index of the group named keep, or -1
-}
-
-// literals is an immutable snapshot of the registered values.
-type literals struct {
-	values   []string // longest first
-	set      map[string]bool
-	replacer *strings.Replacer
+	// atEnd: a match may depend on where the text ends (Writer.clean).
+	atEnd bool
 }
 
 // New returns a Redactor with the built-in patterns and the given ones (Go
@@ -76,7 +81,7 @@ func New(patterns []string) (*Redactor, error) {
 	r := &Redactor{}
 	for _, p := range builtin {
 		re := regexp.MustCompile(p)
-		r.patterns = append(r.patterns, pattern{re: re, keep: re.SubexpIndex("keep")})
+		r.patterns = append(r.patterns, pattern{re: re, keep: re.SubexpIndex("keep"), atEnd: assertsEnd(p)})
 	}
 	for _, p := range patterns {
 		re, err := regexp.Compile(p)
@@ -86,11 +91,39 @@ func New(patterns []string) (*Redactor, error) {
 		if re.MatchString("") {
 			return nil, fmt.Errorf("redact pattern %q matches empty text", p)
 		}
-		r.patterns = append(r.patterns, pattern{re: re, keep: -1})
+		r.patterns = append(r.patterns, pattern{re: re, keep: -1, atEnd: assertsEnd(p)})
 		r.multiline = r.multiline || matchesLineEnd(p)
 	}
-	r.values.Store(&literals{set: map[string]bool{}})
+	r.values.Store(newLiterals(map[string]bool{}))
 	return r, nil
+}
+
+// Fork returns a Redactor with r's patterns that masks r's values, those
+// added to r later included, and the values added to the fork alone: a
+// run's own secrets. One Writer of the fork masks a log in one pass, where
+// a Writer of a second Redactor in front of r's scanned and copied it twice.
+func (r *Redactor) Fork() *Redactor {
+	f := &Redactor{patterns: r.patterns, multiline: r.multiline, parent: r}
+	f.values.Store(newLiterals(map[string]bool{}))
+	return f
+}
+
+// lits is the values to mask now: a fork's and its parent's.
+func (r *Redactor) lits() *literals {
+	own := r.values.Load()
+	if r.parent == nil {
+		return own
+	}
+	parent := r.parent.lits()
+	if len(own.values) == 0 {
+		return parent
+	}
+	if m := r.merged.Load(); m != nil && m.own == own && m.parent == parent {
+		return m.both
+	}
+	m := &mergedLiterals{own: own, parent: parent, both: own.union(parent)}
+	r.merged.Store(m)
+	return m.both
 }
 
 // Add registers literal secret values. Values shorter than MinLength are
@@ -121,36 +154,19 @@ func (r *Redactor) Add(values ...string) {
 	if len(added) == 0 {
 		return
 	}
-	next := &literals{set: make(map[string]bool, len(old.set)+len(added))}
+	set := make(map[string]bool, len(old.set)+len(added))
 	for s := range old.set {
-		next.set[s] = true
+		set[s] = true
 	}
 	for _, s := range added {
-		next.set[s] = true
+		set[s] = true
 	}
-	for s := range next.set {
-		next.values = append(next.values, s)
-	}
-	// strings.Replacer tries old strings in argument order at each
-	// position: longest first, so a secret that extends another is masked
-	// whole.
-	sort.Slice(next.values, func(i, j int) bool {
-		a, b := next.values[i], next.values[j]
-		return len(a) > len(b) || len(a) == len(b) && a < b
-	})
-	pairs := make([]string, 0, 2*len(next.values))
-	for _, s := range next.values {
-		pairs = append(pairs, s, Mask)
-	}
-	next.replacer = strings.NewReplacer(pairs...)
-	r.values.Store(next)
+	r.values.Store(newLiterals(set))
 }
 
 // String returns s with every secret masked.
 func (r *Redactor) String(s string) string {
-	if lit := r.values.Load(); lit.replacer != nil {
-		s = lit.replacer.Replace(s)
-	}
+	s = r.lits().replace(s)
 	for _, p := range r.patterns {
 		s = p.replace(s)
 	}

@@ -70,13 +70,16 @@ func (w *Writer) Sync() error {
 		return nil
 	}
 	cut = bytes.LastIndexByte(w.buf[:cut], '\n') + 1
-	lit := w.r.values.Load()
+	lit := w.r.lits()
 	// A match that reaches the end of the input so far may go on (a
 	// private key block without its end line matches to the end).
+	var matches [][]int
 	for _, p := range w.r.patterns {
-		if m := p.re.FindAllIndex(w.buf, -1); len(m) > 0 && m[len(m)-1][1] == len(w.buf) {
+		m := p.re.FindAllIndex(w.buf, -1)
+		if len(m) > 0 && m[len(m)-1][1] == len(w.buf) {
 			cut = min(cut, m[len(m)-1][0])
 		}
+		matches = append(matches, m...)
 	}
 	// Only a value with a line end in it can start before cut and end
 	// after the input so far.
@@ -91,13 +94,10 @@ func (w *Writer) Sync() error {
 			}
 		}
 	}
-	if cut = w.safeCut(lit, cut); cut == 0 {
+	if cut = w.safeCut(lit, cut, matches); cut == 0 {
 		return nil
 	}
-	out := w.r.String(string(w.buf[:cut]))
-	w.buf = append(w.buf[:0], w.buf[cut:]...)
-	_, err := io.WriteString(w.w, out)
-	return err
+	return w.emit(lit, cut, matches)
 }
 
 // Close flushes. It does not close the underlying writer.
@@ -105,17 +105,18 @@ func (w *Writer) Close() error { return w.Flush() }
 
 // drain writes the masked part of buf that no later input can change.
 func (w *Writer) drain(all bool) error {
-	lit := w.r.values.Load()
+	lit := w.r.lits()
 	hold := patternWindow
 	if len(lit.values) > 0 && len(lit.values[0])-1 > hold {
 		hold = len(lit.values[0]) - 1
 	}
+	if !all && len(w.buf) < hold+minChunk {
+		return nil
+	}
+	matches := w.matches()
 	cut := len(w.buf)
 	if !all {
-		if len(w.buf) < hold+minChunk {
-			return nil
-		}
-		cut = w.safeCut(lit, len(w.buf)-hold)
+		cut = w.safeCut(lit, len(w.buf)-hold, matches)
 		if cut == 0 {
 			if len(w.buf) < hold+maxHeld {
 				return nil
@@ -123,20 +124,57 @@ func (w *Writer) drain(all bool) error {
 			cut = len(w.buf) - hold
 		}
 	}
-	out := w.r.String(string(w.buf[:cut]))
+	return w.emit(lit, cut, matches)
+}
+
+// matches are the patterns' matches in buf.
+func (w *Writer) matches() [][]int {
+	var all [][]int
+	for _, p := range w.r.patterns {
+		all = append(all, p.re.FindAllIndex(w.buf, -1)...)
+	}
+	return all
+}
+
+// emit writes buf[:cut] masked and keeps the rest; matches are the
+// patterns' in the whole of buf. A text with no secret in it, which is
+// nearly every one, goes out as it is, neither copied nor scanned again.
+func (w *Writer) emit(lit *literals, cut int, matches [][]int) error {
+	text := w.buf[:cut]
+	var err error
+	if w.clean(lit, text, matches) {
+		_, err = w.w.Write(text)
+	} else {
+		_, err = io.WriteString(w.w, w.r.String(string(text)))
+	}
 	w.buf = append(w.buf[:0], w.buf[cut:]...)
-	_, err := io.WriteString(w.w, out)
 	return err
 }
 
-// safeCut moves cut back until no secret occurrence in buf straddles it.
-// Any occurrence that starts before len(buf)-hold lies wholly in buf, so
-// every straddling one is seen.
-func (w *Writer) safeCut(lit *literals, cut int) int {
-	var matches [][]int
-	for _, p := range w.r.patterns {
-		matches = append(matches, p.re.FindAllIndex(w.buf, -1)...)
+// clean reports whether String would leave text, a head of buf, as it is.
+// A pattern that matches in text matches in buf, where it starts before
+// len(text), unless it asserts something about the text's end (a word
+// boundary, `$`, `\z`), which a head of buf may fake: those are asked
+// about text itself.
+func (w *Writer) clean(lit *literals, text []byte, matches [][]int) bool {
+	for _, m := range matches {
+		if m[0] < len(text) {
+			return false
+		}
 	}
+	for _, p := range w.r.patterns {
+		if p.atEnd && p.re.Match(text) {
+			return false
+		}
+	}
+	i, _ := next(lit, text, 0)
+	return i < 0
+}
+
+// safeCut moves cut back until no secret occurrence in buf straddles it;
+// matches are the patterns' in buf. Any occurrence that starts before
+// len(buf)-hold lies wholly in buf, so every straddling one is seen.
+func (w *Writer) safeCut(lit *literals, cut int, matches [][]int) int {
 	for {
 		next := cut
 		for _, m := range matches {
@@ -165,15 +203,22 @@ func (w *Writer) safeCut(lit *literals, cut int) int {
 	}
 }
 
+// assertsEnd reports whether a pattern looks at what follows a match or at
+// the text's end (`$`, `\z`, `\b`, `\B`).
+func assertsEnd(pattern string) bool {
+	return anyNode(pattern, func(re *syntax.Regexp) bool {
+		switch re.Op {
+		case syntax.OpEndLine, syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+			return true
+		}
+		return false
+	})
+}
+
 // matchesLineEnd reports whether a match of the pattern may hold a line
-// end; a pattern it cannot parse is taken to.
+// end.
 func matchesLineEnd(pattern string) bool {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return true
-	}
-	var walk func(*syntax.Regexp) bool
-	walk = func(re *syntax.Regexp) bool {
+	return anyNode(pattern, func(re *syntax.Regexp) bool {
 		switch re.Op {
 		case syntax.OpAnyChar:
 			return true
@@ -185,7 +230,22 @@ func matchesLineEnd(pattern string) bool {
 					return true
 				}
 			}
-			return false
+		}
+		return false
+	})
+}
+
+// anyNode reports whether a node of the pattern's syntax tree satisfies
+// is; a pattern it cannot parse is taken to have one.
+func anyNode(pattern string, is func(*syntax.Regexp) bool) bool {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return true
+	}
+	var walk func(*syntax.Regexp) bool
+	walk = func(re *syntax.Regexp) bool {
+		if is(re) {
+			return true
 		}
 		for _, sub := range re.Sub {
 			if walk(sub) {

@@ -26,20 +26,19 @@ const (
 
 // LogWriter streams a tool's output into the current run's log while the
 // tool runs: the web UI shows the log as it grows. Nothing reaches the
-// store before it is masked, with the values given to Mask and then the
-// server's redactor, each masking secrets split across writes. Complete
-// lines are stored in batches; Close stores the rest. It is safe for
-// concurrent writes (a tool's stdout and stderr); outside a run it
+// store before it is masked, with the server's redactor and the values
+// given to Mask, in one pass that masks secrets split across writes.
+// Complete lines are stored in batches; Close stores the rest. It is safe
+// for concurrent writes (a tool's stdout and stderr); outside a run it
 // discards what it gets.
 type LogWriter struct {
 	ctx       context.Context
 	appendLog func(context.Context, string) error
-	local     *redact.Redactor // the run's own secrets
-	in        *redact.Writer   // local's Writer, writing into out
-	out       *redact.Writer   // the server's, writing into pending
+	local     *redact.Redactor // the server's, forked: with the run's own secrets
+	in        *redact.Writer   // local's Writer, writing into pending
 
 	flushMu sync.Mutex // keeps batches in order
-	mu      sync.Mutex // guards what follows, and in and out
+	mu      sync.Mutex // guards what follows, and in
 	pending []byte     // masked, not stored yet
 	timer   *time.Timer
 	closed  bool
@@ -59,17 +58,15 @@ func (d *Deps) LogWriter(ctx context.Context) *LogWriter {
 // logWriter is a LogWriter storing its batches with appendLog.
 func (d *Deps) logWriter(ctx context.Context, appendLog func(context.Context, string) error) *LogWriter {
 	local, _ := redact.New(nil)
-	l := &LogWriter{ctx: context.WithoutCancel(ctx), appendLog: appendLog, local: local}
-	var sink io.Writer = pendingText{l}
 	if d.Redactor != nil {
-		l.out = d.Redactor.Writer(sink)
-		sink = l.out
+		local = d.Redactor.Fork()
 	}
-	l.in = local.Writer(sink)
+	l := &LogWriter{ctx: context.WithoutCancel(ctx), appendLog: appendLog, local: local}
+	l.in = local.Writer(pendingText{l})
 	return l
 }
 
-// pendingText collects what the redacting Writers let through; they are
+// pendingText collects what the redacting Writer lets through; it is
 // called with mu held.
 type pendingText struct{ l *LogWriter }
 
@@ -172,9 +169,6 @@ func (l *LogWriter) store(all bool) {
 		sync = (*redact.Writer).Flush
 	}
 	sync(l.in)
-	if l.out != nil {
-		sync(l.out)
-	}
 	n := len(l.pending)
 	if !all && n < logMaxPending {
 		n = bytes.LastIndexByte(l.pending, '\n') + 1
