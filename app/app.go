@@ -46,6 +46,10 @@ type Server struct {
 	// listener; both nil when metrics are off (app/metrics.go).
 	metricsHTTP *http.Server
 	metricsLn   net.Listener
+	// stateHTTP serves the managed state's backend on stateLn, on
+	// loopback; both nil when state is off (app/state.go).
+	stateHTTP *http.Server
+	stateLn   net.Listener
 
 	webhook atomic.Pointer[http.Handler]
 	ui      atomic.Pointer[web.UI]
@@ -107,6 +111,10 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 	}
 	s.ln = ln
 	if err := s.listenMetrics(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.listenState(); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -201,7 +209,8 @@ func (s *Server) configure(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	deps := &worker.Deps{Config: cfg, Clients: clients, Fetcher: fetcher, Redactor: red, Store: s.store, Logger: s.log, Clock: opts.Clock}
+	deps := &worker.Deps{Config: cfg, Clients: clients, Fetcher: fetcher, Redactor: red, Store: s.store, Logger: s.log, Clock: opts.Clock,
+		StateURL: s.StateURL()}
 	if deps.BotLogin, err = s.botLogin(ctx, clients); err != nil {
 		return err
 	}
@@ -277,9 +286,10 @@ func (s *Server) botLogin(ctx context.Context, clients githubapp.ClientCreator) 
 // Run serves until ctx ends, then shuts down gracefully: webhooks stop at
 // once, running jobs get the shutdown timeout to finish, queued jobs stay.
 func (s *Server) Run(ctx context.Context) error {
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go func() { errc <- s.http.Serve(s.ln) }()
 	s.serveMetrics(errc)
+	s.serveState(errc)
 	if st := s.setup.Load(); st != nil {
 		// The token in this URL is what opens the setup page: only who reads
 		// this log may register the App.
@@ -332,6 +342,13 @@ func (s *Server) shutdown() error {
 			s.log.Warn().Err(err).Msg("jobs still running at the shutdown timeout were cancelled")
 		}
 	}
+	if s.stateHTTP != nil {
+		// After the queue: an apply finishing within the shutdown timeout
+		// still writes its state.
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.stateHTTP.Shutdown(sctx)
+	}
 	return s.store.Close()
 }
 
@@ -342,6 +359,9 @@ func (s *Server) Close() error {
 	}
 	if s.metricsLn != nil {
 		s.metricsLn.Close()
+	}
+	if s.stateLn != nil {
+		s.stateLn.Close()
 	}
 	return s.store.Close()
 }

@@ -109,6 +109,7 @@ func Start(t testing.TB, opts Options) *Env {
 		DataDir:      opts.DataDir,
 		PublicURL:    "https://strata.example.test",
 		MetricsAddr:  "127.0.0.1:0", // a port of its own: test servers run side by side
+		State:        config.State{Addr: "127.0.0.1:0"},
 		TerraformBin: TerraformBin(t),
 		Workers:      opts.Workers,
 		GitHub: config.GitHub{

@@ -19,6 +19,9 @@ type LayerSpec struct {
 	// LockOnApply: the layer's lock is taken by /apply, not by plans
 	// (lock: on_apply).
 	LockOnApply bool `json:"lock_on_apply,omitempty"`
+	// State is the layer's `state:` mode (managed, own, or empty: Strata
+	// keeps the state of a layer that declares no backend).
+	State string `json:"state,omitempty"`
 }
 
 // LayerPlan plans one layer of a PR at a head commit. Plans only read (the

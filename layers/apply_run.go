@@ -156,7 +156,7 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	}
 	log := d.LogWriter(ctx)
 	defer log.Close()
-	setup, done, err := layerSetup(ctx, d, a.Repo, a.HeadSHA, step.Layer, log)
+	setup, done, err := layerSetup(ctx, d, a.Repo, a.HeadSHA, step.Layer, store.StateWrite, log)
 	if err != nil {
 		return nil, rep, err
 	}

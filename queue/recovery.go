@@ -131,6 +131,16 @@ func (q *Queue) reap(ctx context.Context) {
 }
 
 func (q *Queue) recover(ctx context.Context, run *store.Run) {
+	// Terraform's state locks died with the run's process: a lock left by
+	// a lost run would strand its layer (docs/state.md).
+	if locks, err := q.store.ReleaseStateLocksOfRun(ctx, run.ID); err != nil {
+		q.opts.Logger.Error("recover lost run: release its state locks", "run", run.ID, "err", err)
+	} else if len(locks) > 0 {
+		q.opts.Logger.Warn("released the state locks of a run lost with its process", "run", run.ID, "locks", len(locks))
+	}
+	if err := q.store.RevokeStateCredentials(ctx, run.ID); err != nil {
+		q.opts.Logger.Warn("recover lost run: revoke its state credentials", "run", run.ID, "err", err)
+	}
 	args, maxAttempts, err := q.jobArgs(ctx, run.JobID)
 	if err != nil {
 		q.opts.Logger.Error("recover lost run: load job", "run", run.ID, "job", run.JobID, "err", err)

@@ -116,7 +116,11 @@ func TestManagedStateWithTheRealEngines(t *testing.T) {
 					}
 					return nil, log.String()
 				}
-				res, err := terraform.Plan(ctx, terraform.PlanInput{Setup: setup})
+				// As the plan job does: the slot is freed as soon as the plan
+				// is made, before the plan is read as JSON.
+				res, err := terraform.Plan(ctx, terraform.PlanInput{Setup: setup, Planned: func(*terraform.PlanResult) error {
+					return st.ReleaseSlot(ctx, key.Repo, key.Layer, runID)
+				}})
 				if err != nil {
 					t.Fatalf("plan: %v\n%s", err, log.String())
 				}

@@ -46,6 +46,10 @@ type Deps struct {
 	Logger   zerolog.Logger
 	// Clock is the time; tests move it instead of waiting. time.Now when nil.
 	Clock func() time.Time
+	// StateURL is the base URL of the managed state's backend on its
+	// loopback listener (http://127.0.0.1:PORT); empty when the server
+	// keeps no state (state.addr: off).
+	StateURL string
 }
 
 // Now is the time by the Deps' clock.
