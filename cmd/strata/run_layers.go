@@ -168,6 +168,7 @@ func runLayers(cmd *cobra.Command, r layersRun) ([]terraform.LayerReport, error)
 	var reports []terraform.LayerReport
 	failed := false
 	for _, run := range runs {
+		sayLocalState(cmd.ErrOrStderr(), root, run.layer)
 		res, err := terraform.Plan(ctx, terraform.PlanInput{Setup: run.setup(root, cmd.ErrOrStderr()), VarFiles: run.layer.VarFiles})
 		if res != nil {
 			red.Add(res.Sensitive...)
