@@ -36,6 +36,9 @@ func (s *Server) routes() map[string]handlerFunc {
 		"GET /repos/{owner}/{repo}/contents/{path}":    s.getContents,
 		"GET /repos/{owner}/{repo}/tarball/{ref}":      s.tarballLink,
 
+		"GET /repos/{owner}/{repo}/pulls":                       s.listPulls,
+		"POST /repos/{owner}/{repo}/pulls":                      s.createPull,
+		"PATCH /repos/{owner}/{repo}/pulls/{pull_number}":       s.updatePull,
 		"GET /repos/{owner}/{repo}/pulls/{pull_number}":         s.getPull,
 		"GET /repos/{owner}/{repo}/pulls/{pull_number}/files":   s.pullFiles,
 		"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews": s.pullReviews,

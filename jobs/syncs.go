@@ -15,6 +15,11 @@ type SyncSpec struct {
 	DestBranch string      `json:"dest_branch"`
 	DestPath   string      `json:"dest_path"`
 	Images     []SyncImage `json:"images,omitempty"`
+	// HydrateTo is the staging branch hydrations go to, promoted into
+	// DestBranch by a pull request; "" when they go to DestBranch.
+	HydrateTo string `json:"hydrate_to,omitempty"`
+	// CommitMessage is the dest.commit_message template, "" for Strata's.
+	CommitMessage string `json:"commit_message,omitempty"`
 }
 
 // SyncImage is an image rule of a sync.

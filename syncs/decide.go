@@ -56,6 +56,11 @@ func decideTakeover(pr pull.Context, syncs []config.Sync, cmd command.Takeover) 
 			"long it may be taken over are the default branch's to say, so a sync that only a pull request defines can be "+
 			"previewed but not taken over. Merge its definition in %s first.", markdown.Quote(s.Name), markdown.Quote(config.RepoFile))}
 	}
+	if s.Dest.HydrateTo != "" {
+		return takeoverStart{Refuse: fmt.Sprintf("%s is promoted by pull request: it hydrates into %s, and %s changes only when "+
+			"its promotion pull request merges (`dest.hydrate_to`). A takeover would write around that review, so it is refused; "+
+			"a pull request's preview shows what it would hydrate.", markdown.Quote(s.Name), markdown.Quote(s.Dest.HydrateTo), markdown.Quote(s.Dest.Branch))}
+	}
 	start := takeoverStart{Sync: s, Duration: cmd.Duration}
 	if start.Duration == 0 {
 		start.Duration = s.Takeover.Default

@@ -29,6 +29,11 @@ func proposed(s config.Sync) config.Sync {
 	return s
 }
 
+func promoted(s config.Sync) config.Sync {
+	s.Dest.HydrateTo = "staging/" + s.Name
+	return s
+}
+
 func TestDecideTakeover(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -59,6 +64,8 @@ func TestDecideTakeover(t *testing.T) {
 		{name: "several syncs, none named", syncs: []config.Sync{dev, qa}, refused: "several syncs; name one: `dev`, `qa`"},
 		{name: "unknown sync", syncs: []config.Sync{dev, qa}, cmd: command.Takeover{Sync: "prod"}, refused: "no sync `prod`"},
 		{name: "a sync only the PR defines", syncs: []config.Sync{proposed(qa)}, refused: "not on the default branch"},
+		{name: "a sync promoted by pull request", syncs: []config.Sync{promoted(dev)},
+			refused: "`dev` is promoted by pull request: it hydrates into `staging/dev`, and `hydrated` changes only when its promotion pull request merges"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := decideTakeover(&tc.pr, tc.syncs, tc.cmd)

@@ -66,6 +66,11 @@ func syncsOnPush(ctx context.Context, d *worker.Deps, ev jobs.Push) error {
 			return err
 		}
 		if upToDate(last, spec, changed, known) {
+			// Nothing the sync reads changed: no hydration, no commit, but
+			// the record says this commit's output is in the destination.
+			if err := d.Store.MoveSourceCommit(ctx, ev.FullName, s.Name, ev.After); err != nil {
+				return err
+			}
 			continue
 		}
 		if _, err := d.Queue.Enqueue(ctx, jobs.SyncHydrate{Repo: ev.Repo, Target: s.Name, HeadSHA: ev.After, Sync: spec,

@@ -94,8 +94,14 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 	if err != nil {
 		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
 	}
-	dest := destOf(a.Sync)
-	out, err := (gitcommit.Writer{GitHub: gh}).Commit(ctx, dest, res.Files, hydrateMessage(a), defaultBranchGuard(d, repo, a.Target, a.HeadSHA))
+	dest, msg, err := hydrationTarget(ctx, d, gh, a)
+	if errors.Is(err, gitcommit.ErrNoBranch) {
+		return finish("failure", "No branch to promote into", noPromotionBase(a))
+	}
+	if err != nil {
+		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+	}
+	out, err := (gitcommit.Writer{GitHub: gh}).Commit(ctx, dest, res.Files, msg, defaultBranchGuard(d, repo, a.Target, a.HeadSHA))
 	if err != nil {
 		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
 	}
@@ -109,13 +115,24 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 		}
 		return nil
 	}
+	destCommit, err := keptDestCommit(ctx, d, a, out.Commit)
+	if err != nil {
+		return err
+	}
 	if err := d.Store.RecordHydration(ctx, store.SyncHydration{
 		Repo: a.FullName, Sync: a.Target, InstallationID: a.InstallationID, Spec: specJSON(a.Sync),
-		Inputs: res.Inputs, SourceCommit: a.HeadSHA, Pinned: storePinned(res.Pinned), DestCommit: out.Commit,
+		Inputs: res.Inputs, SourceCommit: a.HeadSHA, Pinned: storePinned(res.Pinned), DestCommit: destCommit,
 	}); err != nil {
 		return err
 	}
 	title, summary := hydrateReport(d, a.Target, a.Sync, a.HeadSHA, res, out)
+	if a.Sync.HydrateTo != "" {
+		p, err := promote(ctx, d, gh, a)
+		if err != nil {
+			return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+		}
+		summary = promotionNote(d, a.Sync, p) + summary
+	}
 	if a.Note != "" {
 		summary = a.Note + "\n\n" + summary
 	}
@@ -210,23 +227,9 @@ func isAncestor(ctx context.Context, repo pull.Repository, older, newer string) 
 	return cmp.Status == "ahead", nil
 }
 
-func hydrateMessage(a jobs.SyncHydrate) string {
-	src := a.FullName + "@" + report.Short(a.HeadSHA)
-	var subject string
-	switch a.Reason {
-	case jobs.HydrateRepin:
-		subject = fmt.Sprintf("Rehydrate %s: %s", a.Target, a.Note)
-	case jobs.HydrateRelease:
-		subject = fmt.Sprintf("Hydrate %s from %s: takeover by #%d ended (%s)", a.Target, src, a.PR, a.Note)
-	default:
-		subject = fmt.Sprintf("Hydrate %s from %s", a.Target, src)
-	}
-	return subject + "\n\nSource: " + a.FullName + "@" + a.HeadSHA + "\nSync: " + a.Target + "\n"
-}
-
 // hydrateReport is the title and summary of a successful hydration.
 func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, res *hydrate.Result, out *gitcommit.Result) (string, string) {
-	dest := destOf(spec)
+	dest := writtenDest(spec)
 	var b strings.Builder
 	title := "No changes"
 	if out.Commit != "" {

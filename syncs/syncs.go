@@ -71,7 +71,8 @@ func New(d *worker.Deps) worker.Feature {
 // syncSpec fixes a sync's config for a job; the destination repository
 // defaults to the sync's own.
 func syncSpec(repo jobs.Repo, s config.Sync) jobs.SyncSpec {
-	spec := jobs.SyncSpec{Name: s.Name, Source: s.Source, DestRepo: s.Dest.Repo, DestBranch: s.Dest.Branch, DestPath: s.Dest.Path}
+	spec := jobs.SyncSpec{Name: s.Name, Source: s.Source, DestRepo: s.Dest.Repo, DestBranch: s.Dest.Branch, DestPath: s.Dest.Path,
+		HydrateTo: s.Dest.HydrateTo, CommitMessage: s.Dest.CommitMessage}
 	if spec.DestRepo == "" {
 		spec.DestRepo = repo.FullName
 	}

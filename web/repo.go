@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"sort"
@@ -19,7 +20,18 @@ type repoView struct {
 	Layers    []*layerRow
 	Takeovers []takeoverRow
 	Releases  []runView
-	Syncs     []runView
+	Syncs     []syncRow
+}
+
+// syncRow is a sync: its last hydration run, and what the store records of
+// its destination (syncs.go), either of which may be missing.
+type syncRow struct {
+	Name   string
+	Run    *runView
+	Record *store.SyncHydration
+	// SourceURL and DestURL link the latest source commit hydrated and the
+	// destination commit holding its output.
+	SourceURL, DestURL string
 }
 
 // layerRow is one layer: its lock, its last plan and apply, and its drift
@@ -89,6 +101,7 @@ func (u *UI) repoData(ctx context.Context, repo Repo) (*repoView, error) {
 	for _, d := range drifts {
 		layer(d.Layer).Drift = d
 	}
+	var syncRuns []runView
 	runs, err := st.LatestRuns(ctx, name, jobs.LayerPlan{}.Kind(), jobs.LayerApply{}.Kind(), jobs.DriftRun{}.Kind(),
 		jobs.ReleaseTest{}.Kind(), jobs.SyncHydrate{}.Kind())
 	if err != nil {
@@ -111,7 +124,7 @@ func (u *UI) repoData(ctx context.Context, repo Repo) (*repoView, error) {
 		case jobs.ReleaseTest{}.Kind():
 			data.Releases = append(data.Releases, rv)
 		case jobs.SyncHydrate{}.Kind():
-			data.Syncs = append(data.Syncs, rv)
+			syncRuns = append(syncRuns, rv)
 		}
 	}
 	for _, l := range layers {
@@ -119,7 +132,9 @@ func (u *UI) repoData(ctx context.Context, repo Repo) (*repoView, error) {
 	}
 	sort.Slice(data.Layers, func(i, j int) bool { return data.Layers[i].Name < data.Layers[j].Name })
 	sort.Slice(data.Releases, func(i, j int) bool { return data.Releases[i].Target < data.Releases[j].Target })
-	sort.Slice(data.Syncs, func(i, j int) bool { return data.Syncs[i].Target < data.Syncs[j].Target })
+	if data.Syncs, err = u.syncRows(ctx, name, syncRuns); err != nil {
+		return nil, err
+	}
 	takeovers, err := st.TakeoversOfRepo(ctx, name)
 	if err != nil {
 		return nil, err
@@ -129,4 +144,41 @@ func (u *UI) repoData(ctx context.Context, repo Repo) (*repoView, error) {
 			URL: repoURL(repo) + "/syncs/" + url.PathEscape(t.Sync)})
 	}
 	return data, nil
+}
+
+// syncRows joins a repository's last hydration runs with the store's
+// records of its syncs, by name.
+func (u *UI) syncRows(ctx context.Context, repo string, runs []runView) ([]syncRow, error) {
+	records, err := u.opts.Deps.Store.SyncHydrationsOf(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	rows := map[string]*syncRow{}
+	row := func(n string) *syncRow {
+		if rows[n] == nil {
+			rows[n] = &syncRow{Name: n}
+		}
+		return rows[n]
+	}
+	for i := range runs {
+		row(runs[i].Target).Run = &runs[i]
+	}
+	for _, h := range records {
+		r := row(h.Sync)
+		r.Record, r.SourceURL = h, u.opts.Deps.CommitURL(repo, h.SourceCommit)
+		if h.DestCommit != "" {
+			dest := repo
+			var spec jobs.SyncSpec
+			if json.Unmarshal([]byte(h.Spec), &spec) == nil && spec.DestRepo != "" {
+				dest = spec.DestRepo
+			}
+			r.DestURL = u.opts.Deps.CommitURL(dest, h.DestCommit)
+		}
+	}
+	out := make([]syncRow, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
