@@ -23,6 +23,9 @@ type layerView struct {
 	More bool
 	// Users says whether the queue could tell who started the runs.
 	Users bool
+	// State is the layer's managed state, nil when Strata keeps none
+	// (web/state.go).
+	State *layerState
 }
 
 func (u *UI) layerPage(w http.ResponseWriter, r *http.Request) {
@@ -30,9 +33,14 @@ func (u *UI) layerPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	u.showLayer(w, r, v, repo, r.PathValue("layer"), http.StatusOK, flashOf(r.URL.Query(), v.Login), false)
+}
+
+// showLayer renders the layer page, with a flash from an action.
+func (u *UI) showLayer(w http.ResponseWriter, r *http.Request, v *Viewer, repo Repo, layer string, status int, flash string, refusal bool) {
 	ctx := r.Context()
 	st := u.opts.Deps.Store
-	data := &layerView{Repo: repo, Layer: r.PathValue("layer")}
+	data := &layerView{Repo: repo, Layer: layer}
 	lock, err := st.Lock(ctx, repo.FullName, data.Layer)
 	switch {
 	case err == nil:
@@ -51,7 +59,11 @@ func (u *UI) layerPage(w http.ResponseWriter, r *http.Request) {
 	if len(runs) > layerRuns {
 		runs, data.More = runs[:layerRuns], true
 	}
-	if len(runs) == 0 && data.Lock == nil {
+	if data.State, err = u.stateOf(ctx, v, repo, data.Layer); err != nil {
+		u.dbFailed(w, v, err)
+		return
+	}
+	if len(runs) == 0 && data.Lock == nil && data.State == nil {
 		// A layer Strata never saw is as absent as one the viewer cannot.
 		u.notFound(w, v)
 		return
@@ -61,7 +73,8 @@ func (u *UI) layerPage(w http.ResponseWriter, r *http.Request) {
 	for _, run := range runs {
 		data.Runs = append(data.Runs, u.runView(run, origins[run.JobID]))
 	}
-	u.render(w, http.StatusOK, "layer", Page{Title: data.Layer + " · " + repo.FullName, Viewer: v, Nav: "repos", Data: data})
+	u.render(w, status, "layer", Page{Title: data.Layer + " · " + repo.FullName, Viewer: v, Nav: "repos", Data: data,
+		Flash: flash, Refusal: refusal})
 }
 
 // origins asks the queue who started the runs' jobs and which checks they

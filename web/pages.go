@@ -18,6 +18,9 @@ func (u *UI) pageRoutes() {
 	u.mux.HandleFunc("GET /repos/{owner}/{repo}/layers/{layer}", u.layerPage)
 	u.mux.HandleFunc("POST /repos/{owner}/{repo}/layers/{layer}/unlock", u.unlockLayer)
 	u.mux.HandleFunc("POST /repos/{owner}/{repo}/syncs/{sync}/release", u.releaseSync)
+	u.mux.HandleFunc("GET /repos/{owner}/{repo}/layers/{layer}/state/{workspace}/{id}", u.stateDownload)
+	u.mux.HandleFunc("POST /repos/{owner}/{repo}/layers/{layer}/state/{workspace}/{id}/rollback", u.stateRollback)
+	u.mux.HandleFunc("POST /repos/{owner}/{repo}/layers/{layer}/state/{workspace}/unlock", u.stateUnlock)
 	u.mux.HandleFunc("GET /runs/{id}", u.runPage)
 	u.mux.HandleFunc("GET /runs/{id}/events", u.runEvents)
 	u.mux.HandleFunc("GET /queue", u.queuePage)
@@ -124,6 +127,9 @@ var flashes = map[string]string{
 	"not-held":    "%s is not taken over.",
 	"no-github":   "GitHub did not answer about %s. Try again in a moment.",
 	"not-started": "The request for %s could not be queued. Try again in a moment.",
+	// The state's actions are done when the page shows (web/state.go).
+	"rolled-back":    "The state of %s was rolled back by @%s: it is now at serial %d.",
+	"state-unlocked": "The state lock of %s was cleared.",
 }
 
 var flashName = regexp.MustCompile(`^[A-Za-z0-9._/@:+-]{1,200}$`)
@@ -136,7 +142,7 @@ func flashOf(q url.Values, login string) string {
 		return ""
 	}
 	switch q.Get("flash") {
-	case "unlock", "release":
+	case "unlock", "release", "rolled-back":
 		pr, err := strconv.Atoi(q.Get("pr"))
 		if err != nil || pr <= 0 {
 			return ""

@@ -47,6 +47,9 @@ type Options struct {
 	Log   zerolog.Logger
 	// Now is the time; time.Now when nil.
 	Now func() time.Time
+	// StateRetention is how many versions of a state a rollback keeps
+	// (server config state.retention; the store's default when zero).
+	StateRetention int
 	// LogPoll is how often a run's event stream reads the run from the
 	// store; 300 ms when zero.
 	LogPoll time.Duration
