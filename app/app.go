@@ -25,6 +25,7 @@ import (
 	"strata.dev/strata/releases"
 	"strata.dev/strata/sandbox"
 	"strata.dev/strata/source"
+	"strata.dev/strata/stateapi"
 	"strata.dev/strata/store"
 	"strata.dev/strata/syncs"
 	"strata.dev/strata/version"
@@ -53,8 +54,10 @@ type Server struct {
 
 	webhook atomic.Pointer[http.Handler]
 	ui      atomic.Pointer[web.UI]
-	setup   atomic.Pointer[setup]
-	ready   atomic.Bool
+	// stateAPI serves `strata state pull|push` (app/stateapi.go).
+	stateAPI atomic.Pointer[stateapi.API]
+	setup    atomic.Pointer[setup]
+	ready    atomic.Bool
 	// sandbox is how Terraform runs on this replica (app/sandbox.go).
 	sandbox sandbox.Report
 }
@@ -143,6 +146,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/metrics", metricsElsewhere)
 	mux.HandleFunc("GET /runs/{id}", s.runLog)
 	mux.HandleFunc("POST "+webhookPath, s.hook)
+	mux.HandleFunc(stateapi.Prefix, s.serveStateAPI)
 	// The UI's stylesheet, for the setup pages too: they come before the UI.
 	mux.Handle("GET /static/", web.Static())
 	// The setup pages exist only while the server has no App.

@@ -9,6 +9,7 @@ import (
 
 	"strata.dev/strata/ghretry"
 	"strata.dev/strata/queue"
+	"strata.dev/strata/stateapi"
 	"strata.dev/strata/version"
 	"strata.dev/strata/web"
 	"strata.dev/strata/worker"
@@ -32,6 +33,8 @@ func (s *Server) newUI(gcfg githubapp.Config, deps *worker.Deps, q *queue.Queue)
 	if err != nil {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
+	// The state API asks GitHub who a person's token is as the UI does.
+	s.stateAPI.Store(stateapi.New(stateapi.Options{Deps: deps, Users: users, Log: s.log}))
 	if s.cfg.GitHub.ClientID == "" {
 		s.log.Warn().Msg("the web UI's GitHub login is off: set STRATA_GITHUB_CLIENT_ID and STRATA_GITHUB_CLIENT_SECRET " +
 			"(the App's OAuth client, on its settings page) and the App's callback URL to PUBLIC_URL/api/github/auth")

@@ -18,6 +18,7 @@ const EnvPrefix = "STRATA_"
 // is known without it.
 var otherEnv = []string{
 	"STRATA_TOFU_BIN",     // strata run: OpenTofu for layers with engine: tofu
+	"STRATA_SERVER",       // strata state pull|push: the server
 	"STRATA_SANDBOX_SPEC", // the sandbox's re-exec of strata (sandbox)
 	"STRATA_SANDBOX_CONFINE",
 	"STRATA_HYDRATE_BUILD", // the kustomize build's re-exec of strata (engine/hydrate)
