@@ -25,7 +25,7 @@ func TestParseRepoGoodFile(t *testing.T) {
 			{
 				Name: "network", Dir: "infra/network", Workspace: "default", VarFiles: []string{"prod.tfvars"},
 				Autoplan:          Autoplan{Enabled: true, WhenModified: []string{"*.tf", "*.tfvars", "../modules/**/*.tf"}},
-				ApplyRequirements: []ApplyRequirement{Approved, Mergeable, Undiverged},
+				ApplyRequirements: []ApplyRequirement{Approved, Mergeable, Undiverged, CodeOwners},
 				DependsOn:         []string{"base"},
 				Line:              3,
 			},
@@ -105,7 +105,7 @@ func TestParseRepoErrors(t *testing.T) {
 			name: "bad enums",
 			yaml: "version: 1\nlayers:\n  - dir: a\n    apply_requirements: [approved, reviewed]\nsyncs:\n  - name: s\n    source: s\n    dest: {branch: b}\n    images: [{name: i, tag: 'bad tag', pin: sha}]\nreleases:\n  - {name: r, chart: c, remediation: retry}\n",
 			want: []string{
-				`.strata.yaml:4: "apply_requirements" in layer "a": unknown requirement "reviewed" (approved, mergeable or undiverged)`,
+				`.strata.yaml:4: "apply_requirements" in layer "a": unknown requirement "reviewed" (approved, mergeable, undiverged or codeowners)`,
 				`.strata.yaml:9: tag "bad tag" of image of sync "s" is neither "source-commit" nor a valid image tag`,
 				`.strata.yaml:9: pin "sha" of image of sync "s" must be "digest" or empty`,
 				`.strata.yaml:11: "remediation" in release "r" must be none, rollback or uninstall, not "retry"`,

@@ -67,6 +67,7 @@ type Server struct {
 	limited    []Request        // ratelimit.go
 	clock      func() time.Time // ratelimit.go
 	oauth      oauthState       // oauth.go
+	teams      map[string]*team // teams.go, by "org/slug" in lower case
 }
 
 // NewServer starts a fake GitHub, closed when the test ends. Loading GitHub's
@@ -98,6 +99,7 @@ func NewServer(t testing.TB) *Server {
 		manifests:      map[string]bool{},
 		tarballs:       map[string]int{},
 		oauth:          newOAuthState(),
+		teams:          map[string]*team{},
 		clock:          time.Now,
 	}
 	s.rate.reset = s.started.Add(time.Hour)

@@ -22,6 +22,9 @@ type LayerSpec struct {
 	// State is the layer's `state:` mode (managed, own, or empty: Strata
 	// keeps the state of a layer that declares no backend).
 	State string `json:"state,omitempty"`
+	// CodeOwners: the layer requires code owners' approval to apply; its
+	// plan comment says whose is still missing.
+	CodeOwners bool `json:"codeowners,omitempty"`
 }
 
 // LayerPlan plans one layer of a PR at a head commit. Plans only read (the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/google/go-github/v60/github"
@@ -20,12 +21,14 @@ type GitHubRepo struct {
 	files map[[2]string][]byte
 	trees map[string]Tree
 	perms map[string]Permission
+	teams map[string][]string // "org/slug" -> members, nil when not found
 }
 
 // NewRepo reads owner/name with gh.
 func NewRepo(gh *github.Client, owner, name string) *GitHubRepo {
 	return &GitHubRepo{gh: gh, owner: owner, name: name,
-		files: map[[2]string][]byte{}, trees: map[string]Tree{}, perms: map[string]Permission{}}
+		files: map[[2]string][]byte{}, trees: map[string]Tree{}, perms: map[string]Permission{},
+		teams: map[string][]string{}}
 }
 
 func (r *GitHubRepo) FullName() string { return r.owner + "/" + r.name }
@@ -190,6 +193,44 @@ func (r *GitHubRepo) Permission(ctx context.Context, user string) (Permission, e
 	r.perms[user] = p
 	r.mu.Unlock()
 	return p, nil
+}
+
+// TeamMembers lists a team's members, every page, once per job. GitHub
+// answers 404 for a team that does not exist and for one the App cannot see
+// (it needs the organization's Members: read permission).
+func (r *GitHubRepo) TeamMembers(ctx context.Context, org, slug string) ([]string, error) {
+	key := strings.ToLower(org + "/" + slug)
+	r.mu.Lock()
+	members, ok := r.teams[key]
+	r.mu.Unlock()
+	if ok {
+		if members == nil {
+			return nil, ErrNotFound
+		}
+		return members, nil
+	}
+	members = []string{}
+	err := EachPage(func(opts *github.ListOptions) (*github.Response, error) {
+		page, resp, err := r.gh.Teams.ListTeamMembersBySlug(ctx, org, slug, &github.TeamListTeamMembersOptions{ListOptions: *opts})
+		for _, u := range page {
+			members = append(members, u.GetLogin())
+		}
+		if notFound(resp) {
+			members = nil
+			return &github.Response{}, nil
+		}
+		return resp, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("members of the team %s/%s: %w", org, slug, err)
+	}
+	r.mu.Lock()
+	r.teams[key] = members
+	r.mu.Unlock()
+	if members == nil {
+		return nil, fmt.Errorf("the team %s/%s: %w", org, slug, ErrNotFound)
+	}
+	return members, nil
 }
 
 // GitHubPR is a pull request read through an installation's client, cached

@@ -121,6 +121,10 @@ type Repository interface {
 	CompareFiles(ctx context.Context, base, head string) (*Comparison, error)
 	// Permission is user's role on the repository; None for strangers.
 	Permission(ctx context.Context, user string) (Permission, error)
+	// TeamMembers are the logins of a team of the organization org, by its
+	// slug, members of its child teams included; ErrNotFound when the
+	// team does not exist or the App cannot see it.
+	TeamMembers(ctx context.Context, org, slug string) ([]string, error)
 }
 
 // Context is one pull request, as Strata's decisions see it.

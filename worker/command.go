@@ -199,6 +199,7 @@ func help(ctx context.Context, c *CommandContext, _ command.Command) error {
 		releases = append(releases, r.Name)
 	}
 	list("Layers", layers)
+	b.WriteString(requirementsHelp(c.Config.Layers))
 	list("Syncs", syncs)
 	list("Releases", releases)
 	return c.Reply(ctx, b.String())

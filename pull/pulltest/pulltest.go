@@ -35,8 +35,11 @@ type Context struct {
 	// Branches maps a branch name to its head commit.
 	Branches    map[string]string
 	Comparisons map[string]*pull.Comparison // "base...head"
+	// Teams maps "org/slug" to the team's members; a missing key is not
+	// found.
+	Teams map[string][]string
 
-	PermissionErr, ReviewsErr, StatusesErr, BehindByErr, FilesErr error
+	PermissionErr, ReviewsErr, StatusesErr, BehindByErr, FilesErr, TeamsErr error
 }
 
 func (c *Context) FullName() string {
@@ -79,6 +82,16 @@ func (c *Context) Permission(_ context.Context, user string) (pull.Permission, e
 		return p, nil
 	}
 	return pull.None, nil
+}
+
+func (c *Context) TeamMembers(_ context.Context, org, slug string) ([]string, error) {
+	if c.TeamsErr != nil {
+		return nil, c.TeamsErr
+	}
+	if m, ok := c.Teams[org+"/"+slug]; ok {
+		return m, nil
+	}
+	return nil, pull.ErrNotFound
 }
 
 func (c *Context) Reviews(context.Context) ([]pull.Review, error) {
