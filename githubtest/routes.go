@@ -16,6 +16,8 @@ func (s *Server) routes() map[string]handlerFunc {
 		"GET /user/installations": s.listUserInstallations,
 		"GET /user/installations/{installation_id}/repositories": s.listUserInstallationRepos,
 
+		"GET /orgs/{org}/teams/{team_slug}/members": s.listTeamMembers,
+
 		"GET /repos/{owner}/{repo}":                                     s.getRepo,
 		"GET /repos/{owner}/{repo}/collaborators/{username}/permission": s.getPermission,
 
