@@ -39,7 +39,7 @@ func engineBin(t *testing.T, kind terraform.Kind, env string) string {
 
 // backendServer serves the backend on a loopback port of its own, as
 // the server does, and returns its base URL.
-func backendServer(t *testing.T, st *store.Store) string {
+func backendServer(t testing.TB, st *store.Store) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -52,7 +52,7 @@ func backendServer(t *testing.T, st *store.Store) string {
 }
 
 // liveRun is a run that holds the layer's slot, as a plan or apply job does.
-func liveRun(t *testing.T, st *store.Store, job int64, repo, layer string) int64 {
+func liveRun(t testing.TB, st *store.Store, job int64, repo, layer string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	r, err := st.StartRun(ctx, store.Run{JobID: job, Attempt: 1, Kind: "layer_plan", Repo: repo, Target: layer, PR: int(job), HeadSHA: "sha" + layer})
