@@ -158,3 +158,24 @@ syncs:
 }
 
 func labelSet(m map[string]string) labels.Set { return labels.Set(m) }
+
+// A PR can neither turn validate: block off for a sync of the default
+// branch nor choose it for a sync only it defines (the server's applies).
+func TestEffectiveValidateFromDefaultBranch(t *testing.T) {
+	parse := func(text string) *Repo {
+		r, err := ParseRepo(RepoFile, []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	base := parse("version: 1\nsyncs:\n  - {name: dev, source: a, dest: {branch: h}, validate: block}\n")
+	pr := parse("version: 1\nsync_discovery: {globs: [\"**\"]}\nsyncs:\n  - {name: dev, source: a, dest: {branch: h}, validate: \"off\"}\n  - {name: new, source: a, dest: {branch: h, path: n}, validate: block}\n")
+	eff := Effective(base, pr, Policy{})
+	if got := eff.Syncs[0].Validate + "," + eff.Syncs[1].Validate; got != "block," {
+		t.Errorf("validate = %q, want block and the server's", got)
+	}
+	if eff.Discovery != nil {
+		t.Errorf("a PR's sync_discovery counted: %+v", eff.Discovery)
+	}
+}

@@ -20,6 +20,12 @@ type SyncSpec struct {
 	HydrateTo string `json:"hydrate_to,omitempty"`
 	// CommitMessage is the dest.commit_message template, "" for Strata's.
 	CommitMessage string `json:"commit_message,omitempty"`
+	// File is the Sync file the sync was discovered in; "" for the syncs
+	// of .strata.yaml.
+	File string `json:"file,omitempty"`
+	// Validate is the sync's validate (off, warn, block); "" is the
+	// server's hydrate.validate, read when the job runs.
+	Validate string `json:"validate,omitempty"`
 }
 
 // SyncImage is an image rule of a sync.

@@ -54,7 +54,7 @@ func decideTakeover(pr pull.Context, syncs []config.Sync, cmd command.Takeover) 
 	if s.Proposed {
 		return takeoverStart{Refuse: fmt.Sprintf("%s is not on the default branch. Where a sync writes (`dest`) and for how "+
 			"long it may be taken over are the default branch's to say, so a sync that only a pull request defines can be "+
-			"previewed but not taken over. Merge its definition in %s first.", markdown.Quote(s.Name), markdown.Quote(config.RepoFile))}
+			"previewed but not taken over. Merge its definition in %s first.", markdown.Quote(s.Name), markdown.Quote(definedIn(s)))}
 	}
 	if s.Dest.HydrateTo != "" {
 		return takeoverStart{Refuse: fmt.Sprintf("%s is promoted by pull request: it hydrates into %s, and %s changes only when "+
@@ -184,14 +184,15 @@ func feedsItself(ev jobs.Push, spec jobs.SyncSpec) string {
 }
 
 // previewTouched tells whether a PR's files can change a sync's output: one
-// is an input of its last hydration, lies under its source, or is the config.
+// is an input of its last hydration, lies under its source, or is the config
+// (.strata.yaml or the Sync file it was discovered in).
 func previewTouched(s config.Sync, last *store.SyncHydration, files []string) bool {
 	if last != nil && len(last.Inputs) > 0 && hydrate.InputsChanged(last.Inputs, files) {
 		return true
 	}
 	src := strings.Trim(path.Clean("/"+s.Source), "/")
 	for _, f := range files {
-		if f == config.RepoFile || src == "" || strings.HasPrefix(f, src+"/") {
+		if f == config.RepoFile || f == s.File || src == "" || strings.HasPrefix(f, src+"/") {
 			return true
 		}
 	}

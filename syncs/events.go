@@ -38,6 +38,9 @@ func syncsOnPush(ctx context.Context, d *worker.Deps, ev jobs.Push) error {
 	if err != nil {
 		return err
 	}
+	if err := reportSyncFilesOnPush(ctx, rep, ev, cfg.SyncFileProblems); err != nil {
+		return err
+	}
 	if len(cfg.Syncs) == 0 {
 		return nil
 	}
@@ -159,6 +162,11 @@ func startPreviews(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev
 	if errors.As(err, &bad) {
 		return nil // the command path reports config errors
 	}
+	if err == nil && len(cfg.SyncFileProblems) > 0 {
+		if err := reportSyncFilesOnPR(ctx, rep, pr, ev, cfg.SyncFileProblems); err != nil {
+			return err
+		}
+	}
 	if err != nil || len(cfg.Syncs) == 0 {
 		return err
 	}
@@ -187,7 +195,7 @@ func startPreviews(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev
 			return err
 		}
 		if _, err := d.Queue.Enqueue(ctx, jobs.SyncPreview{Repo: ev.Repo, PR: ev.PR, Target: s.Name, HeadSHA: ev.HeadSHA,
-			BaseSHA: ev.BaseSHA, Sync: syncSpec(ev.Repo, s), CheckRunID: id}, nil); err != nil {
+			BaseSHA: previewBase(s, ev.BaseSHA), Sync: syncSpec(ev.Repo, s), CheckRunID: id}, nil); err != nil {
 			return err
 		}
 	}

@@ -94,6 +94,17 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 	if err != nil {
 		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
 	}
+	valid, err := validateOutput(d, a.Sync, res)
+	if err != nil {
+		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+	}
+	if valid.Block {
+		if err := d.Store.RecordFailedBuild(ctx, a.FullName, a.Target, a.HeadSHA); err != nil {
+			return err
+		}
+		return finish("failure", valid.Title+": not hydrated", valid.Text)
+	}
+	finish = valid.finishing(finish)
 	dest, msg, err := hydrationTarget(ctx, d, gh, a)
 	if errors.Is(err, gitcommit.ErrNoBranch) {
 		return finish("failure", "No branch to promote into", noPromotionBase(a))

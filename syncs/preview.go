@@ -54,6 +54,11 @@ func (w *syncPreviewWorker) Work(ctx context.Context, job *river.Job[jobs.SyncPr
 	if err != nil {
 		return err
 	}
+	valid, err := validateOutput(d, a.Sync, head)
+	if err != nil {
+		return err
+	}
+	finish = valid.previewing(finish)
 	base := baseOf(ctx, d, a)
 	var old map[string][]byte
 	baseNote := ""
@@ -75,8 +80,12 @@ func (w *syncPreviewWorker) Work(ctx context.Context, job *river.Job[jobs.SyncPr
 	}
 	files := changedNames(old, head.Files)
 	dest := destOf(a.Sync)
-	summary := fmt.Sprintf("%sMerging this pull request would change **%s** under %s of %s (%s, base %s). "+
-		"Nothing was committed.", baseNote, words.Count(files, "file", "files"), markdown.Quote(dest.Path), markdown.Quote(dest.Branch), words.Count(head.Resources, "resource", "resources"), report.Short(base))
+	from := "base " + report.Short(base)
+	if base == "" {
+		from = "a sync the default branch does not have yet: every file is new"
+	}
+	summary := fmt.Sprintf("%sMerging this pull request would change **%s** under %s of %s (%s, %s). "+
+		"Nothing was committed.", baseNote, words.Count(files, "file", "files"), markdown.Quote(dest.Path), markdown.Quote(dest.Branch), words.Count(head.Resources, "resource", "resources"), from)
 	return finish("success", words.Count(files, "file", "files")+" would change", summary, diffText(diff))
 }
 

@@ -73,6 +73,7 @@ func New(d *worker.Deps) worker.Feature {
 func syncSpec(repo jobs.Repo, s config.Sync) jobs.SyncSpec {
 	spec := jobs.SyncSpec{Name: s.Name, Source: s.Source, DestRepo: s.Dest.Repo, DestBranch: s.Dest.Branch, DestPath: s.Dest.Path,
 		HydrateTo: s.Dest.HydrateTo, CommitMessage: s.Dest.CommitMessage}
+	spec.File, spec.Validate = s.File, s.Validate
 	if spec.DestRepo == "" {
 		spec.DestRepo = repo.FullName
 	}

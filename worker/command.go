@@ -193,7 +193,7 @@ func help(ctx context.Context, c *CommandContext, _ command.Command) error {
 		layers = append(layers, l.Name+" ("+l.Dir+")")
 	}
 	for _, s := range c.Config.Syncs {
-		syncs = append(syncs, s.Name)
+		syncs = append(syncs, syncEntry(s))
 	}
 	for _, r := range c.Config.Releases {
 		releases = append(releases, r.Name)
@@ -202,5 +202,6 @@ func help(ctx context.Context, c *CommandContext, _ command.Command) error {
 	b.WriteString(requirementsHelp(c.Config.Layers))
 	list("Syncs", syncs)
 	list("Releases", releases)
+	helpDiscovery(&b, c.Config)
 	return c.Reply(ctx, b.String())
 }

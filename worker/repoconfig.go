@@ -14,6 +14,11 @@ type RepoConfig struct {
 	*config.Repo
 	// Present says whether either branch has the file.
 	Present bool
+	// SyncFileProblems are the Sync files discovery could not use, and
+	// SkippedSyncs ("name (file)") those its selector left out
+	// (discover.go).
+	SyncFileProblems []config.SyncFileProblem
+	SkippedSyncs     []string
 }
 
 // LoadRepoConfig reads .strata.yaml at ref and on the default branch, and
@@ -44,7 +49,11 @@ func (d *Deps) LoadRepoConfig(ctx context.Context, r pull.Repository, ref, defau
 			return nil, err
 		}
 	}
-	return &RepoConfig{Repo: eff, Present: head != nil || base != nil}, nil
+	cfg := &RepoConfig{Repo: eff, Present: head != nil || base != nil}
+	if err := d.discoverSyncs(ctx, r, ref, defaultBranch, base, cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
 // ReadRepoConfig reads .strata.yaml as it is at ref, nil when absent.
