@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -88,14 +89,21 @@ func unlockCommand(ctx context.Context, d *worker.Deps, c *worker.CommandContext
 		}
 		released = append(released, l.Layer)
 	}
+	stateNote, err := unlockStateLocks(ctx, d, c, cmd.(command.Unlock).Layers)
+	if err != nil {
+		return err
+	}
 	if len(released) == 0 {
+		if stateNote != "" {
+			return c.Reply(ctx, stateNote)
+		}
 		return c.Reply(ctx, fmt.Sprintf("@%s this pull request holds no lock to release.", a.User))
 	}
 	if err := updateApplied(ctx, d, c.Reporter, a.Repo, a.PR, c.PR.HeadSHA()); err != nil {
 		return err
 	}
-	return c.Reply(ctx, fmt.Sprintf("@%s released the lock on %s and discarded this PR's plans of it. Other pull requests can plan it now.",
-		a.User, report.Names(released)))
+	return c.Reply(ctx, strings.TrimSpace(fmt.Sprintf("@%s released the lock on %s and discarded this PR's plans of it. Other pull requests can plan it now. %s",
+		a.User, report.Names(released), stateNote)))
 }
 
 // releasePR releases every lock of a closed or merged PR and deletes its plans.
