@@ -241,20 +241,7 @@ func (s *Store) StateVersions(ctx context.Context, key StateKey, limit int) ([]*
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
-	rows, err := s.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*StateVersion
-	for rows.Next() {
-		v, err := scanStateVersion(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, func(r rowScanner) (*StateVersion, error) { return scanStateVersion(r) }, q, args...)
 }
 
 // StateVersionContent returns one version of a state with its content, or
@@ -414,20 +401,7 @@ func (s *Store) StateLockOf(ctx context.Context, key StateKey) (*StateLock, erro
 
 // StateLocksOfRun lists the state locks a run holds.
 func (s *Store) StateLocksOfRun(ctx context.Context, runID int64) ([]*StateLock, error) {
-	rows, err := s.query(ctx, `SELECT `+stateLockColumns+` FROM state_locks WHERE run_id = ? ORDER BY repo, layer, workspace`, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*StateLock
-	for rows.Next() {
-		l, err := scanStateLock(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s, scanStateLock, `SELECT `+stateLockColumns+` FROM state_locks WHERE run_id = ? ORDER BY repo, layer, workspace`, runID)
 }
 
 // ReleaseStateLocksOfRun frees the state locks a run holds, when the run
