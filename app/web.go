@@ -29,12 +29,12 @@ func (s *Server) newUI(gcfg githubapp.Config, deps *worker.Deps, q *queue.Queue)
 		githubapp.WithTransport(namedTransport{http.DefaultTransport}),
 		githubapp.WithClientMiddleware(ghretry.Middleware(retry), s.metrics.githubMiddleware),
 	)
-	ui, err := web.New(web.Options{Deps: deps, Queue: q, Users: users, Log: s.log})
+	ui, err := web.New(web.Options{Deps: deps, Queue: q, Users: users, Log: s.log, StateRetention: s.cfg.State.Retention})
 	if err != nil {
 		return nil, fmt.Errorf("web UI: %w", err)
 	}
 	// The state API asks GitHub who a person's token is as the UI does.
-	s.stateAPI.Store(stateapi.New(stateapi.Options{Deps: deps, Users: users, Log: s.log}))
+	s.stateAPI.Store(stateapi.New(stateapi.Options{Deps: deps, Users: users, Log: s.log, Retention: s.cfg.State.Retention}))
 	if s.cfg.GitHub.ClientID == "" {
 		s.log.Warn().Msg("the web UI's GitHub login is off: set STRATA_GITHUB_CLIENT_ID and STRATA_GITHUB_CLIENT_SECRET " +
 			"(the App's OAuth client, on its settings page) and the App's callback URL to PUBLIC_URL/api/github/auth")
