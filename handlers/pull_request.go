@@ -43,10 +43,21 @@ func pullRequestJob(inst *github.Installation, repo *github.Repository, pr *gith
 		BaseSHA:       pr.GetBase().GetSHA(),
 		Fork:          pr.GetHead().GetRepo().GetID() != repo.GetID(),
 		Merged:        pr.GetMerged(),
+		MergeSHA:      mergeSHA(pr),
+		MergedAt:      pr.GetMergedAt().Time,
 		Author:        pr.GetUser().GetLogin(),
 		Sender:        sender.GetLogin(),
 		DefaultBranch: repo.GetDefaultBranch(),
 	}
+}
+
+// mergeSHA is the merge commit of a merged PR (GitHub also fills
+// merge_commit_sha with a test merge of an open one).
+func mergeSHA(pr *github.PullRequest) string {
+	if !pr.GetMerged() {
+		return ""
+	}
+	return pr.GetMergeCommitSHA()
 }
 
 var _ githubapp.EventHandler = &PullRequest{}

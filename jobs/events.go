@@ -21,11 +21,15 @@ type PullRequest struct {
 	BaseSHA   string `json:"base_sha"`
 	// Fork is a PR whose head lives in another repository: nothing runs on
 	// it without a maintainer's command.
-	Fork          bool   `json:"fork"`
-	Merged        bool   `json:"merged"`
-	Author        string `json:"author"`
-	Sender        string `json:"sender"`
-	DefaultBranch string `json:"default_branch"`
+	Fork   bool `json:"fork"`
+	Merged bool `json:"merged"`
+	// MergeSHA and MergedAt are the merge commit and time of a merged PR
+	// (auto_apply: on_merge applies in merge order).
+	MergeSHA      string    `json:"merge_sha,omitempty"`
+	MergedAt      time.Time `json:"merged_at,omitempty"`
+	Author        string    `json:"author"`
+	Sender        string    `json:"sender"`
+	DefaultBranch string    `json:"default_branch"`
 }
 
 func (PullRequest) Kind() string { return "pull_request" }

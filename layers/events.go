@@ -26,7 +26,12 @@ func layersOnPullRequest(ctx context.Context, d *worker.Deps, ev jobs.PullReques
 	}
 	switch ev.Action {
 	case "closed":
-		return releasePR(ctx, d, rep, ev.Repo, ev.PR, worker.ClosedWhy(ev.Merged))
+		// A merge keeps the locks of the layers it applies (merge.go).
+		keep, err := mergeOnClose(ctx, d, rep, ev)
+		if err != nil {
+			return err
+		}
+		return releasePR(ctx, d, rep, ev.Repo, ev.PR, worker.ClosedWhy(ev.Merged), keep)
 	case "opened", "reopened", "synchronize":
 	default:
 		return nil

@@ -106,14 +106,22 @@ func unlockCommand(ctx context.Context, d *worker.Deps, c *worker.CommandContext
 		a.User, report.Names(released), stateNote)))
 }
 
-// releasePR releases every lock of a closed or merged PR and deletes its plans.
-func releasePR(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo jobs.Repo, pr int, why string) error {
+// releasePR releases every lock of a closed or merged PR but those its
+// post-merge applies keep (they release them when they end), and deletes
+// its plans.
+func releasePR(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo jobs.Repo, pr int, why string, keep map[string]bool) error {
 	held, err := d.Store.LocksOfPR(ctx, repo.FullName, pr)
 	if err != nil {
 		return err
 	}
 	var errs []error
+	if len(keep) == 0 {
+		errs = append(errs, d.Store.DeletePlanChanges(ctx, repo.FullName, pr))
+	}
 	for _, l := range held {
+		if keep[l.Layer] {
+			continue
+		}
 		gone, err := d.Store.Unlock(ctx, repo.FullName, l.Layer, pr)
 		if err != nil {
 			errs = append(errs, err)

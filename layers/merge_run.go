@@ -1,0 +1,314 @@
+package layers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"strata.dev/strata/checks"
+	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/jobs"
+	"strata.dev/strata/queue"
+	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+	"strata.dev/strata/worker"
+)
+
+// layerMergeApplyWorker runs a merged PR's post-merge applies, layer after
+// layer in dependency order. Each layer waits for the post-merge applies of
+// the PRs merged before (merge_applies, in the store: across replicas and
+// restarts), then plans the merge commit holding the layer's slot, compares
+// that plan with the reviewed one (plansEquivalent) and, when they make the
+// same changes, applies it through the normal apply path (applyLayer: the
+// lock, the slot, the layer's generation, managed state, the sandbox).
+type layerMergeApplyWorker struct {
+	river.WorkerDefaults[jobs.LayerMergeApply]
+	d *worker.Deps
+}
+
+func (w *layerMergeApplyWorker) Timeout(*river.Job[jobs.LayerMergeApply]) time.Duration {
+	return jobs.LayerMergeApplyTimeout
+}
+
+// mergeTurnPoll is how often a post-merge apply asks whether the ones
+// merged before it ended.
+const mergeTurnPoll = 200 * time.Millisecond
+
+// mergeOutcome is how one layer's post-merge apply ended.
+type mergeOutcome struct {
+	State  mergeState
+	Detail string
+	Check  report.Check
+}
+
+func (w *layerMergeApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerMergeApply]) error {
+	a, d := job.Args, w.d
+	rep, err := d.Reporter(a.Repo)
+	if err != nil {
+		return err
+	}
+	runID := worker.RunID(ctx)
+	logURL := d.LogURL(runID)
+	rows, err := d.Store.MergeAppliesOfPR(ctx, a.FullName, a.PR)
+	if err != nil {
+		return err
+	}
+	byID := map[int64]*store.MergeApply{}
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	notApplied := map[string]bool{}
+	var lines []string
+	for _, step := range a.Steps {
+		name := step.Layer.Name
+		row := byID[step.ID]
+		if row == nil || mergeState(row.State) != mergeQueued {
+			continue // settled by an earlier run of this job
+		}
+		var out mergeOutcome
+		if dep := firstIn(step.Layer.DependsOn, notApplied); dep != "" {
+			why := fmt.Sprintf("it depends on %s, which was not applied", markdown.Quote(dep))
+			out = mergeOutcome{State: mergeSkipped, Detail: why, Check: mergeCheck(a.PR, a.HeadSHA, name, mergeSkipped, why)}
+		} else {
+			if err := w.waitTurn(ctx, row); err != nil {
+				return err
+			}
+			if err := d.Store.SetMergeApply(ctx, row.ID, string(mergeRunning), "", step.CheckRunID); err != nil {
+				return err
+			}
+			out = w.runLayer(ctx, rep, a, step, runID, logURL)
+			if queue.LeaseLost(ctx) {
+				return context.Cause(ctx) // the replica that claims the run reports it interrupted
+			}
+		}
+		ctx := context.WithoutCancel(ctx)
+		if out.State != mergeApplied && out.State != mergeNoChanges {
+			notApplied[name] = true
+		}
+		// The lock goes before the state says the apply ended: the next
+		// merge's apply, waiting for that state, then finds it free.
+		if !out.State.keepsLock() {
+			if err := unlockMerged(ctx, d, rep, a.FullName, name, a.PR); err != nil {
+				return err
+			}
+		}
+		if err := d.Store.SetMergeApply(ctx, row.ID, string(out.State), out.Detail, step.CheckRunID); err != nil {
+			return err
+		}
+		out.Check.Name, out.Check.ExternalID = checks.Apply(name), checks.ExternalID(a.PR)
+		if err := rep.UpdateCheck(ctx, step.CheckRunID, out.Check); err != nil {
+			return err
+		}
+		lines = append(lines, mergeLine(name, out.State, out.Detail))
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := endMerge(ctx, d, rep, a.Repo, a.PR); err != nil {
+		return err
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("**Terraform apply after merge** at %s (merge of %s) for @%s:\n\n%s\n",
+		report.Short(a.HeadSHA), report.Short(a.ReviewedSHA), a.User, strings.Join(lines, "\n")))
+	return err
+}
+
+func firstIn(names []string, set map[string]bool) string {
+	for _, n := range names {
+		if set[n] {
+			return n
+		}
+	}
+	return ""
+}
+
+// waitTurn waits until the post-merge applies of the layer merged before
+// row ended: applies of a layer happen in merge order.
+func (w *layerMergeApplyWorker) waitTurn(ctx context.Context, row *store.MergeApply) error {
+	for {
+		before, err := w.d.Store.MergeAppliesBefore(ctx, row, string(mergeQueued), string(mergeRunning))
+		if err != nil {
+			return err
+		}
+		if len(before) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(mergeTurnPoll):
+		}
+	}
+}
+
+// runLayer plans the layer at the merge commit, compares, and applies.
+func (w *layerMergeApplyWorker) runLayer(ctx context.Context, rep *report.Reporter, a jobs.LayerMergeApply, step jobs.MergeStep, runID int64, logURL string) mergeOutcome {
+	d, name := w.d, step.Layer.Name
+	fail := func(state mergeState, why string) mergeOutcome {
+		return mergeOutcome{State: state, Detail: why, Check: mergeCheck(a.PR, a.HeadSHA, name, state, why)}
+	}
+	// The PR's own lock (lock: on_plan), or, its turn come, the lock the
+	// post-merge applies before it released (lock: on_apply).
+	held, ok, err := d.Store.TryLock(ctx, store.Lock{Repo: a.FullName, Layer: name, PR: a.PR, HeadSHA: a.ReviewedSHA, Holder: a.User,
+		InstallationID: a.InstallationID})
+	if err != nil {
+		return fail(mergeRefused, "taking the layer's lock failed: "+err.Error())
+	}
+	if !ok {
+		return fail(mergeRefused, fmt.Sprintf("#%d holds the layer's lock; nothing was applied", held.PR))
+	}
+	reviewed, err := reviewedChanges(ctx, d, a.FullName, a.PR, name, a.ReviewedSHA)
+	if err != nil {
+		return fail(mergeRefused, "the reviewed plan's changes cannot be read ("+err.Error()+"); nothing was applied")
+	}
+	worker.Warn(ctx, rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Status: "in_progress", ExternalID: checks.ExternalID(a.PR),
+		Title: "Planning the merge commit", Summary: fmt.Sprintf("Planning %s at %s, to compare with the plan reviewed at %s.", markdown.Quote(name), a.HeadSHA, a.ReviewedSHA),
+		DetailsURL: logURL}), "show the post-merge plan running")
+
+	log := d.LogWriter(ctx)
+	release, err := waitSlot(ctx, d.Store, a.FullName, name, runID)
+	if err != nil {
+		log.Close()
+		return fail(mergeRefused, "planning the merge commit did not start: "+err.Error())
+	}
+	base, err := d.Store.LastApply(ctx, a.FullName, name)
+	if err != nil {
+		release()
+		log.Close()
+		return fail(mergeRefused, err.Error())
+	}
+	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, step.Layer, log, nil)
+	release()
+	var sensitive []string
+	if res != nil {
+		sensitive = res.Sensitive
+	}
+	runRep := closeLog(ctx, d, log, rep, sensitive)
+	if err != nil {
+		out := fail(mergeRefused, "planning the merge commit failed, so nothing was applied: "+report.FirstLine(errorText(err)))
+		out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = "", logURL, logURL
+		out.Detail = runRep.Redact(out.Detail)
+		out.Check.Summary = runRep.Redact(out.Check.Summary)
+		return out
+	}
+	if diffs := plansEquivalent(reviewed, res.Changes); len(diffs) > 0 {
+		why := fmt.Sprintf("the plan at the merge commit does not make the changes of the plan reviewed at %s, so nothing was applied "+
+			"(the world or the default branch changed since the review). Press Re-plan to plan the merge commit again, or plan the "+
+			"default branch in a new pull request. The differences:\n\n%s", report.Short(a.ReviewedSHA), diffText(diffs))
+		why = runRep.Redact(why)
+		out := fail(mergeDiffers, why)
+		out.Check.Title = "Not applied: the plan differs from the reviewed one"
+		out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = markdown.Block("", res.Text), logURL, logURL
+		return out
+	}
+	if !res.HasChanges {
+		return fail(mergeNoChanges, "the plan at the merge commit changes nothing")
+	}
+	if err := d.Store.SavePlan(ctx, store.Plan{Repo: a.FullName, PR: a.PR, Layer: name, HeadSHA: a.HeadSHA, PlanFile: res.PlanFile,
+		Summary: runRep.Redact(res.Summary()), HasChanges: true, BaseGeneration: base.Generation}); err != nil {
+		return fail(mergeRefused, "saving the plan failed: "+err.Error())
+	}
+	apply := jobs.LayerApply{Repo: a.Repo, PR: a.PR, Target: name, HeadSHA: a.HeadSHA, User: a.User}
+	applied, applyRep, err := (&layerApplyWorker{d: d}).applyLayer(ctx, rep, apply, jobs.ApplyStep{Layer: step.Layer, CheckRunID: step.CheckRunID}, runID, logURL)
+	if err != nil {
+		msg := applyRep.Redact(report.FirstLine(errorText(err)))
+		out := fail(mergeFailed, fmt.Sprintf("the apply failed (%s); %s", msg, recoverNote(a.PR, name)))
+		c := failedCheck(checks.Apply(name), a.HeadSHA, a.PR, err, logURL, applyActions)
+		c.Summary += "\n\n" + recoverNote(a.PR, name)
+		out.Check = c
+		return out
+	}
+	out := fail(mergeApplied, fmt.Sprintf("applied the plan of the merge commit, which makes the changes reviewed at %s", report.Short(a.ReviewedSHA)))
+	out.Check.Summary = fmt.Sprintf("Applied %s at %s after #%d merged: its plan made the changes of the plan reviewed at %s. With %s %s.",
+		markdown.Quote(name), a.HeadSHA, a.PR, a.ReviewedSHA, applied.Engine.Name(), applied.TerraformVersion)
+	out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = markdown.Block("", applied.Text), logURL, logURL
+	return out
+}
+
+// recoverNote says what to do after a post-merge apply failed.
+func recoverNote(pr int, layer string) string {
+	return fmt.Sprintf("the layer may be partly applied, so #%d keeps its lock and no other pull request plans or applies it. "+
+		"Read the run's log and fix the cause (in a new pull request if the code is at fault), then release the lock with "+
+		"`/unlock %s` on #%d (or the Unlock button of `strata/lock: %s`); Re-plan plans the merge commit again and applies it "+
+		"if it still makes the reviewed changes", pr, layer, pr, layer)
+}
+
+// endMerge releases the locks of the PR's layers whose post-merge apply
+// ended, and forgets the PR once none is left: a failed or interrupted
+// one keeps its lock.
+func endMerge(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo jobs.Repo, pr int) error {
+	rows, err := d.Store.MergeAppliesOfPR(ctx, repo.FullName, pr)
+	if err != nil {
+		return err
+	}
+	kept := false
+	var errs []error
+	for _, r := range rows {
+		if mergeState(r.State).keepsLock() {
+			kept = true
+			continue
+		}
+		errs = append(errs, unlockMerged(ctx, d, rep, repo.FullName, r.Layer, pr))
+	}
+	if !kept {
+		errs = append(errs, d.Store.DeletePlansOfPR(ctx, repo.FullName, pr), d.Store.DeletePlanChanges(ctx, repo.FullName, pr),
+			d.Store.ForgetPR(ctx, repo.FullName, pr))
+	}
+	return errors.Join(errs...)
+}
+
+// unlockMerged releases a merged PR's lock on a layer, if it holds it.
+func unlockMerged(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo, layer string, pr int) error {
+	gone, err := d.Store.Unlock(ctx, repo, layer, pr)
+	if err != nil || gone == nil {
+		return err
+	}
+	return releaseLock(ctx, d, rep, gone, "its apply after the merge ended")
+}
+
+// mergeApplyInterrupted reports a post-merge apply whose server died while it
+// ran: it is not run again; the PR keeps the locks of the layers it did
+// not finish.
+func mergeApplyInterrupted(ctx context.Context, d *worker.Deps, job queue.Interrupted) error {
+	var a jobs.LayerMergeApply
+	if err := json.Unmarshal(job.Args, &a); err != nil {
+		return fmt.Errorf("interrupted post-merge apply %d: %w", job.JobID, err)
+	}
+	rep, err := d.Reporter(a.Repo)
+	if err != nil {
+		return err
+	}
+	rows, err := d.Store.MergeAppliesOfPR(ctx, a.FullName, a.PR)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, r := range rows {
+		if s := mergeState(r.State); s != mergeQueued && s != mergeRunning {
+			continue
+		}
+		names = append(names, r.Layer)
+		note := "the server stopped while this apply after the merge ran; it will not be run again. " + recoverNote(a.PR, r.Layer)
+		if err := d.Store.SetMergeApply(ctx, r.ID, string(mergeInterrupted), note, r.CheckRunID); err != nil {
+			return err
+		}
+		if r.CheckRunID != 0 {
+			c := mergeCheck(a.PR, a.HeadSHA, r.Layer, mergeInterrupted, note)
+			c.Title = "Apply interrupted"
+			if err := rep.UpdateCheck(ctx, r.CheckRunID, c); err != nil {
+				return err
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("⚠️ **Terraform apply after merge interrupted** at %s (%s): the server stopped while it ran, "+
+		"so it may be partly applied. This pull request keeps the locks; check the layers' state, then `/unlock` them.", report.Short(a.HeadSHA), report.Names(names)))
+	return err
+}
