@@ -198,8 +198,8 @@ func (w *layerMergeApplyWorker) runLayer(ctx context.Context, rep *report.Report
 	}
 	if diffs := plansEquivalent(reviewed, res.Changes); len(diffs) > 0 {
 		why := fmt.Sprintf("the plan at the merge commit does not make the changes of the plan reviewed at %s, so nothing was applied "+
-			"(the world or the default branch changed since the review). Press Re-plan to plan the merge commit again, or plan the "+
-			"default branch in a new pull request. The differences:\n\n%s", report.Short(a.ReviewedSHA), diffText(diffs))
+			"(the world or the default branch changed since the review). Plan the "+
+			"default branch in a new pull request to apply what is there now. The differences:\n\n%s", report.Short(a.ReviewedSHA), diffText(diffs))
 		why = runRep.Redact(why)
 		out := fail(mergeDiffers, why)
 		out.Check.Title = "Not applied: the plan differs from the reviewed one"
@@ -234,8 +234,7 @@ func (w *layerMergeApplyWorker) runLayer(ctx context.Context, rep *report.Report
 func recoverNote(pr int, layer string) string {
 	return fmt.Sprintf("the layer may be partly applied, so #%d keeps its lock and no other pull request plans or applies it. "+
 		"Read the run's log and fix the cause (in a new pull request if the code is at fault), then release the lock with "+
-		"`/unlock %s` on #%d (or the Unlock button of `strata/lock: %s`); Re-plan plans the merge commit again and applies it "+
-		"if it still makes the reviewed changes", pr, layer, pr, layer)
+		"`/unlock %s` on #%d (or the Unlock button of `strata/lock: %s`)", pr, layer, pr, layer)
 }
 
 // endMerge releases the locks of the PR's layers whose post-merge apply
