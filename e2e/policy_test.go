@@ -67,7 +67,7 @@ func (e *layersEnv) checkIs(sha, name, conclusion string) githubtest.CheckRun {
 // and the apply runs... but first a push voids dave's approval of the old
 // plan, and only his approval of the new one lets /apply through.
 func TestPolicyBlocksUntilAnOwnerApproves(t *testing.T) {
-	e := startLayers(t, apptest.Options{}, map[string]int{network: 0}, map[string]string{
+	e := startLayers(t, apptest.Options{Local: true}, map[string]int{network: 0}, map[string]string{
 		".strata.yaml": policyYAML, "policy/guard/guard.rego": guardRego, "policy/style.rego": styleRego,
 	})
 	e.GitHub.SetTeam("acme", "security", "dave")
@@ -122,6 +122,14 @@ func TestPolicyBlocksUntilAnOwnerApproves(t *testing.T) {
 	e.policyIs(head, "success")
 	e.comment(pr.Number, "alice", "/apply network")
 	e.checkIs(head, "strata/apply: network", "success")
+
+	// The web UI's layer page shows the last judged plan and its approval.
+	_, body := fetchPage(t, uiLogin(t, e.Env, "alice"), e.Config.PublicURL+"/repos/acme/infra/layers/network")
+	for _, want := range []string{`id="policy"`, `<tr data-set="guard"><td>guard</td><td>block</td><td>3</td>`, "guard by @dave", "<code>" + head[:7] + "</code>"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("layer page lacks %q:\n%s", want, body)
+		}
+	}
 	noViolations(t, e.GitHub)
 	noFailedRuns(t, e.Server.Store())
 }

@@ -26,6 +26,9 @@ type layerView struct {
 	// State is the layer's managed state, nil when Strata keeps none
 	// (web/state.go).
 	State *layerState
+	// Policy is the policy state of the layer's last judged plan, nil
+	// when no policy set judged it (web/policy.go).
+	Policy *layerPolicy
 }
 
 func (u *UI) layerPage(w http.ResponseWriter, r *http.Request) {
@@ -60,6 +63,10 @@ func (u *UI) showLayer(w http.ResponseWriter, r *http.Request, v *Viewer, repo R
 		runs, data.More = runs[:layerRuns], true
 	}
 	if data.State, err = u.stateOf(ctx, v, repo, data.Layer); err != nil {
+		u.dbFailed(w, v, err)
+		return
+	}
+	if data.Policy, err = u.policyOf(ctx, repo, data.Layer); err != nil {
 		u.dbFailed(w, v, err)
 		return
 	}
