@@ -95,6 +95,7 @@ func startProcess(t *testing.T, gh *githubtest.Server, ghURL, dbURL, dataDir str
 	p.cmd.Env = append(os.Environ(),
 		"STRATA_ADDR="+p.addr,
 		"STRATA_METRICS_ADDR=127.0.0.1:0",
+		"STRATA_STATE_ADDR=127.0.0.1:0",
 		"STRATA_DATABASE_URL="+dbURL,
 		"STRATA_DATA_DIR="+dataDir,
 		fmt.Sprintf("STRATA_GITHUB_APP_ID=%d", gh.AppID()),

@@ -88,7 +88,7 @@ func serve(t *testing.T, gh *githubtest.Server, serverConfig, dbURL, dataDir str
 	p := &process{t: t, addr: freeAddr(t), log: &strings.Builder{}, done: make(chan struct{})}
 	p.cmd = exec.Command(binary(t), "serve", "--config", serverConfig, "--heartbeat", "200ms")
 	p.cmd.Env = append(os.Environ(),
-		"STRATA_ADDR="+p.addr, "STRATA_DATABASE_URL="+dbURL, "STRATA_DATA_DIR="+dataDir,
+		"STRATA_ADDR="+p.addr, "STRATA_DATABASE_URL="+dbURL, "STRATA_DATA_DIR="+dataDir, "STRATA_STATE_ADDR=127.0.0.1:0",
 		fmt.Sprintf("STRATA_GITHUB_APP_ID=%d", gh.AppID()), "STRATA_GITHUB_PRIVATE_KEY="+string(gh.PrivateKeyPEM()),
 		"STRATA_GITHUB_WEBHOOK_SECRET="+apptest.WebhookSecret, "STRATA_GITHUB_API_URL="+gh.APIURL(),
 		"STRATA_GITHUB_GRAPHQL_URL="+gh.GraphQLURL(), "STRATA_GITHUB_WEB_URL="+gh.WebURL(),

@@ -237,6 +237,7 @@ func serve(t *testing.T, strata string, gh *githubtest.Server, db, bin, stateDir
 	s.cmd.Env = append(os.Environ(),
 		"STRATA_ADDR="+s.addr,
 		"STRATA_METRICS_ADDR=127.0.0.1:0",
+		"STRATA_STATE_ADDR=127.0.0.1:0",
 		"STRATA_DATABASE_URL="+db,
 		"STRATA_DATA_DIR="+t.TempDir(),
 		fmt.Sprintf("STRATA_GITHUB_APP_ID=%d", gh.AppID()),

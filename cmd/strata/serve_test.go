@@ -59,6 +59,7 @@ func strata(ctx context.Context, out io.Writer, args ...string) error {
 func serveEnv(t *testing.T, kv ...string) {
 	t.Setenv("STRATA_ADDR", "127.0.0.1:0")
 	t.Setenv("STRATA_METRICS_ADDR", "127.0.0.1:0")
+	t.Setenv("STRATA_STATE_ADDR", "127.0.0.1:0")
 	t.Setenv("STRATA_DATA_DIR", t.TempDir())
 	for i := 0; i < len(kv); i += 2 {
 		t.Setenv(kv[i], kv[i+1])

@@ -214,6 +214,7 @@ func startContainer(t *testing.T, img string, gh *githubtest.Server) *container 
 	env := map[string]string{
 		"STRATA_ADDR":                  strings.TrimPrefix(c.url, "http://"),
 		"STRATA_METRICS_ADDR":          freeAddr(t), // the host's network: no fixed port
+		"STRATA_STATE_ADDR":            freeAddr(t),
 		"STRATA_PUBLIC_URL":            "https://strata.example.test",
 		"STRATA_WORKERS":               "2",
 		"STRATA_GITHUB_APP_ID":         fmt.Sprint(gh.AppID()),
