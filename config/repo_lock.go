@@ -1,7 +1,5 @@
 package config
 
-import "gopkg.in/yaml.v3"
-
 // LockMode says when a PR takes a layer's lock. It is policy: a PR runs
 // with the mode of the default branch (see Effective), so it can neither
 // switch a layer to on_apply to plan past another PR's lock, nor to on_plan
@@ -25,18 +23,7 @@ func (l *Layer) LocksOnApply() bool { return l.Lock == LockOnApply }
 
 // lockMode decodes `lock: on_plan|on_apply`.
 func (d *repoDecoder) lockMode(p *LockMode) fieldFunc {
-	return func(n *yaml.Node, what string) {
-		var s string
-		if d.str(&s)(n, what); s == "" {
-			return
-		}
-		switch m := LockMode(s); m {
-		case LockOnPlan, LockOnApply:
-			*p = m
-		default:
-			d.add(n.Line, "%s must be on_plan or on_apply, not %q", what, s)
-		}
-	}
+	return oneOf(d, p, LockOnPlan, LockOnApply)
 }
 
 // defaultLocks gives the layers that set no lock mode the file's; without

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -120,6 +121,27 @@ func (d *repoDecoder) str(p *string) fieldFunc {
 			return
 		}
 		*p = n.Value
+	}
+}
+
+// oneOf decodes a string that must be one of allowed, naming them when it
+// is not; an empty one leaves *p as it was.
+func oneOf[T ~string](d *repoDecoder, p *T, allowed ...T) fieldFunc {
+	return func(n *yaml.Node, what string) {
+		var s string
+		if d.str(&s)(n, what); s == "" {
+			return
+		}
+		if !slices.Contains(allowed, T(s)) {
+			names := make([]string, len(allowed))
+			for i, a := range allowed {
+				names[i] = string(a)
+			}
+			last := len(names) - 1
+			d.add(n.Line, "%s must be %s or %s, not %q", what, strings.Join(names[:last], ", "), names[last], s)
+			return
+		}
+		*p = T(s)
 	}
 }
 

@@ -1,7 +1,5 @@
 package config
 
-import "gopkg.in/yaml.v3"
-
 // StateMode says who keeps a layer's Terraform state (docs/state.md). It
 // is policy: a PR runs with the default branch's (see Effective), so it
 // can neither move a layer's state out of Strata nor into it.
@@ -21,18 +19,7 @@ const (
 
 // stateMode decodes `state: managed|own`.
 func (d *repoDecoder) stateMode(p *StateMode) fieldFunc {
-	return func(n *yaml.Node, what string) {
-		var s string
-		if d.str(&s)(n, what); s == "" {
-			return
-		}
-		switch m := StateMode(s); m {
-		case StateManaged, StateOwn:
-			*p = m
-		default:
-			d.add(n.Line, "%s must be managed or own, not %q", what, s)
-		}
-	}
+	return oneOf(d, p, StateManaged, StateOwn)
 }
 
 // defaultStates gives the layers that set no state mode the file's.
