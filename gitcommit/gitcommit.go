@@ -44,11 +44,20 @@ func (d Destination) full(name string) string {
 // hydrated there) and returns why this hydration must not replace it, or "".
 type Guard func(ctx context.Context, current *hydrate.SyncState) (string, error)
 
+// Same tells, when the files differ from what the Destination holds (its
+// SyncState, nil when none, and its files under dest.path as blob SHAs by
+// repo-relative path), whether they are the same output all the same, so
+// that nothing is committed: Result.SameAs is then what it returns.
+type Same func(ctx context.Context, current *hydrate.SyncState, held map[string][]byte) (string, error)
+
 // Result is what a commit of hydrated files did.
 type Result struct {
 	Commit  string // the new commit, "" when none was made
 	Changes []hydrate.FileChange
 	Skipped string // why nothing was committed though files differ
+	// SameAs is what Writer.Same said of files that differ only in what
+	// does not count (the source commit they name): nothing was committed.
+	SameAs string
 }
 
 // casAttempts bounds the retries of a ref update that lost a race.
@@ -60,6 +69,9 @@ type Writer struct {
 	// BeforeRefUpdate runs between building a commit and moving the branch
 	// to it; tests use it to push concurrently.
 	BeforeRefUpdate func(attempt int)
+	// Same, when set, keeps files that differ from the Destination only
+	// in what it says does not count from being committed.
+	Same Same
 	// Backoff is the first wait before rebuilding on a moved branch; it
 	// doubles with each attempt, with full jitter, so that writers racing
 	// for one branch spread out. 100 ms when zero.
@@ -120,6 +132,12 @@ func (w Writer) Commit(ctx context.Context, dest Destination, files map[string][
 		changes, changed := hydrate.Plan(current, dest.Path, blobs)
 		if !changed {
 			return &Result{}, nil
+		}
+		if w.Same != nil {
+			same, err := w.Same(ctx, state, current)
+			if err != nil || same != "" {
+				return &Result{SameAs: same}, err
+			}
 		}
 		entries := make([]*github.TreeEntry, 0, len(changes))
 		for i := range changes {
@@ -235,6 +253,10 @@ func destState(ctx context.Context, gh *github.Client, dest Destination, current
 	}
 	return &state, nil
 }
+
+// BlobSHA is the Git object name of a blob with this content, as the
+// held files of a Same are named.
+func BlobSHA(content []byte) string { return blobSHA(content) }
 
 // blobSHA is the Git object name of a blob with this content.
 func blobSHA(content []byte) string {

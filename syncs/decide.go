@@ -12,6 +12,7 @@ import (
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/hydrate"
 	"strata.dev/strata/engine/markdown"
+	"strata.dev/strata/gitcommit"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
@@ -197,4 +198,31 @@ func previewTouched(s config.Sync, last *store.SyncHydration, files []string) bo
 		}
 	}
 	return false
+}
+
+// sameOutput decides whether a hydration of repo at commit, whose files
+// differ from those the destination holds (held: blob SHAs by
+// repo-relative path, under destPath), differs only in the source commit it
+// names, the strata.dev/source-commit annotations and .strata-sync.yaml's
+// sourceCommit: the destination holds a hydration of repo from another
+// commit, not a takeover's, and the output named after that commit
+// (filesAt) is exactly what it holds. It returns that commit: nothing is
+// committed, since an empty-looking commit that only renames the source
+// would deploy nothing new. "" means the output changed.
+func sameOutput(cur *hydrate.SyncState, held map[string][]byte, destPath, repo, commit string, filesAt func(string) (map[string][]byte, error)) (string, error) {
+	if cur == nil || cur.Takeover != nil || cur.SourceRepo != repo || cur.SourceCommit == "" || cur.SourceCommit == commit {
+		return "", nil
+	}
+	files, err := filesAt(cur.SourceCommit)
+	if err != nil {
+		return "", err
+	}
+	blobs := make(map[string][]byte, len(files))
+	for name, content := range files {
+		blobs[name] = []byte(gitcommit.BlobSHA(content))
+	}
+	if _, changed := hydrate.Plan(held, destPath, blobs); changed {
+		return "", nil
+	}
+	return cur.SourceCommit, nil
 }

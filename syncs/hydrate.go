@@ -112,7 +112,10 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 	if err != nil {
 		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
 	}
-	out, err := (gitcommit.Writer{GitHub: gh}).Commit(ctx, dest, res.Files, msg, defaultBranchGuard(d, repo, a.Target, a.HeadSHA))
+	same := func(_ context.Context, cur *hydrate.SyncState, held map[string][]byte) (string, error) {
+		return sameOutput(cur, held, dest.Path, a.FullName, a.HeadSHA, res.FilesAt)
+	}
+	out, err := (gitcommit.Writer{GitHub: gh, Same: same}).Commit(ctx, dest, res.Files, msg, defaultBranchGuard(d, repo, a.Target, a.HeadSHA))
 	if err != nil {
 		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
 	}
@@ -248,6 +251,12 @@ func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, 
 		fmt.Fprintf(&b, "Hydrated %s (%s) at %s into [%s %s](%s): **%s**, **%s changed**.\n\n",
 			markdown.Quote(name), markdown.Quote(spec.Source), report.Short(sha), markdown.Quote(dest.Branch+":"+dest.Path), report.Short(out.Commit), d.CommitURL(spec.DestRepo, out.Commit),
 			words.Count(res.Resources, "resource", "resources"), words.Count(len(out.Changes), "file", "files"))
+	} else if out.SameAs != "" {
+		fmt.Fprintf(&b, "Hydrated %s (%s) at %s: **%s**, the same as %s holds from %s but for the source commit they name, "+
+			"so nothing was committed. The record of the latest source commit hydrated moved to %s; the files' %s annotations "+
+			"still name %s.\n\n",
+			markdown.Quote(name), markdown.Quote(spec.Source), report.Short(sha), words.Count(res.Resources, "resource", "resources"),
+			markdown.Quote(dest.Branch+":"+dest.Path), report.Short(out.SameAs), report.Short(sha), markdown.Quote(hydrate.SourceCommitAnnotation), report.Short(out.SameAs))
 	} else {
 		fmt.Fprintf(&b, "Hydrated %s (%s) at %s: **%s**; %s already holds them, so nothing was committed.\n\n",
 			markdown.Quote(name), markdown.Quote(spec.Source), report.Short(sha), words.Count(res.Resources, "resource", "resources"), markdown.Quote(dest.Branch+":"+dest.Path))

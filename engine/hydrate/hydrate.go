@@ -78,6 +78,33 @@ type Result struct {
 	Kinds     []string // distinct kinds, sorted
 	Pinned    []PinnedImage
 	State     SyncState // what SyncStateFile holds
+
+	// nodes are the resources as Files holds them, for FilesAt.
+	nodes []*yaml.RNode
+}
+
+// FilesAt is Files as a hydration of the same output from commit would
+// write them: every resource annotated with commit, and SyncStateFile
+// naming it, the rest (image tags included) as they are. A destination that
+// holds exactly these holds this output already, only named after an older
+// source commit.
+func (r *Result) FilesAt(commit string) (map[string][]byte, error) {
+	nodes := make([]*yaml.RNode, len(r.nodes))
+	for i, n := range r.nodes {
+		nodes[i] = n.Copy()
+	}
+	nodes, err := annotate(SourceCommitAnnotation, commit).Filter(nodes)
+	if err != nil {
+		return nil, err
+	}
+	files, _, err := layout(nodes)
+	if err != nil {
+		return nil, err
+	}
+	state := r.State
+	state.SourceCommit = commit
+	files[SyncStateFile] = state.Marshal()
+	return files, nil
 }
 
 // PinnedImage is an image whose tag was resolved to a digest.
@@ -154,6 +181,7 @@ func hydrate(ctx context.Context, in Input) (*Result, error) {
 		Kinds:     kinds,
 		Pinned:    state.Pinned,
 		State:     state,
+		nodes:     nodes,
 	}, nil
 }
 

@@ -213,3 +213,45 @@ func TestPinWithoutResolverFails(t *testing.T) {
 		t.Fatalf("err = %v, want errNoResolver", err)
 	}
 }
+
+// FilesAt names another source commit and changes nothing else: the image
+// tags the source commit set stay, and naming the commit hydrated gives
+// Files back byte for byte.
+func TestFilesAtRenamesOnlyTheSourceCommit(t *testing.T) {
+	res, err := Hydrate(context.Background(), devInput(writeRepo(t, appRepo)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := res.FilesAt(commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(same) != len(res.Files) {
+		t.Fatalf("FilesAt(the same commit) has %d files, want %d", len(same), len(res.Files))
+	}
+	for name, content := range res.Files {
+		if string(same[name]) != string(content) {
+			t.Errorf("FilesAt(the same commit)[%s] =\n%s\nwant\n%s", name, same[name], content)
+		}
+	}
+	const older = "fedcba9876543210fedcba9876543210fedcba98"
+	at, err := res.FilesAt(older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range res.Files {
+		want := strings.ReplaceAll(string(content), "strata.dev/source-commit: '"+commit+"'", "strata.dev/source-commit: '"+older+"'")
+		if name == SyncStateFile {
+			want = strings.ReplaceAll(string(content), "sourceCommit: "+commit, "sourceCommit: "+older)
+		}
+		if string(at[name]) != want {
+			t.Errorf("FilesAt(older)[%s] =\n%s\nwant\n%s", name, at[name], want)
+		}
+	}
+	if dep := string(at["deployment_dev_api.yaml"]); !strings.Contains(dep, "ghcr.io/acme/api:"+commit) {
+		t.Errorf("the image tagged with the source commit changed:\n%s", dep)
+	}
+	if again, _ := res.FilesAt(commit); string(again["deployment_dev_api.yaml"]) != string(res.Files["deployment_dev_api.yaml"]) {
+		t.Error("FilesAt changed the result it was called on")
+	}
+}
