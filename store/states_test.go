@@ -141,6 +141,44 @@ func TestStateSealedAndBoundToItsKey(t *testing.T) {
 	}
 }
 
+// States are compressed before they are sealed; a version written before
+// that (the sealed JSON itself) still reads, and a compressed one is
+// smaller in the database than its JSON.
+func TestStateCompressedAndOlderVersionsStillRead(t *testing.T) {
+	for _, d := range storetest.Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, d)
+			keys := storetest.Keys(t)
+			st.UseKeys(keys)
+			key := store.StateKey{Repo: "acme/infra", Layer: "net"}
+			big := tfState(1, "L", strings.Repeat("a repetitive output ", 5000))
+			if _, err := st.PutState(ctx, key, big, store.StateVersion{}, false, 0); err != nil {
+				t.Fatal(err)
+			}
+			var raw []byte
+			if err := st.DB().QueryRow(st.Rebind(`SELECT content FROM state_versions WHERE layer = ?`), "net").Scan(&raw); err != nil {
+				t.Fatal(err)
+			}
+			if len(raw) > len(big)/10 {
+				t.Errorf("a %d-byte state takes %d bytes in the database, want it compressed", len(big), len(raw))
+			}
+			if content, _, err := st.CurrentState(ctx, key); err != nil || !bytes.Equal(content, big) {
+				t.Fatalf("current = %.40q, %v; want the state written", content, err)
+			}
+			// As PutState sealed states before they were compressed: the JSON, bound to its key, serial and lineage.
+			old := tfState(2, "L", "written by an older Strata")
+			sealed := keys.Seal(old, []byte("state\x00acme/infra\x00net\x00default\x002\x00L"))
+			if _, err := st.DB().Exec(st.Rebind(`UPDATE state_versions SET content = ?, serial = 2, size = ? WHERE layer = ?`), sealed, len(old), "net"); err != nil {
+				t.Fatal(err)
+			}
+			if content, _, err := st.CurrentState(ctx, key); err != nil || !bytes.Equal(content, old) {
+				t.Fatalf("an uncompressed version reads %q, %v; want %q", content, err, old)
+			}
+		})
+	}
+}
+
 func TestStateRetentionKeepsTheNewest(t *testing.T) {
 	for _, d := range storetest.Dialects {
 		t.Run(string(d), func(t *testing.T) {

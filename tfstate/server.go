@@ -142,7 +142,7 @@ func (b *backend) get(w http.ResponseWriter, r *http.Request, key store.StateKey
 }
 
 func (b *backend) post(w http.ResponseWriter, r *http.Request, key store.StateKey, cred *store.StateCredential) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxStateSize))
+	body, err := readBody(w, r, MaxStateSize)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return httpError{http.StatusRequestEntityTooLarge, fmt.Errorf("the state is larger than %d MiB", MaxStateSize>>20)}
@@ -172,6 +172,22 @@ func (b *backend) post(w http.ResponseWriter, r *http.Request, key store.StateKe
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// readBody reads a request's body, at most limit bytes, into one buffer
+// of the size the request announces: io.ReadAll would grow it from 512
+// bytes, copying a state of several MB a dozen times.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, limit)
+	if r.ContentLength <= 0 || r.ContentLength > limit {
+		return io.ReadAll(body)
+	}
+	// The server's body ends at the announced length.
+	buf := make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 // lockInfo is what the store reads of Terraform's lock info; the whole
