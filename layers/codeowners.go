@@ -38,6 +38,13 @@ type treeAt func() (root string, release func(), err error)
 // each approving reviewer, and, once some approval could count, the
 // members of the teams that own those files, each team once per job.
 func readCodeowners(ctx context.Context, pr pull.Context, layers []config.Layer, tree treeAt, f *requirementFacts) error {
+	return readCodeownersAt(ctx, pr, pr.DefaultBranch(), layers, tree, f)
+}
+
+// readCodeownersAt is readCodeowners with CODEOWNERS read at ref, a commit
+// of the default branch: a merged PR's base, so that the PR's own edits to
+// CODEOWNERS, merged by then, do not judge it.
+func readCodeownersAt(ctx context.Context, pr pull.Context, ref string, layers []config.Layer, tree treeAt, f *requirementFacts) error {
 	var owned []config.Layer
 	for _, l := range layers {
 		if slices.Contains(l.ApplyRequirements, config.CodeOwners) {
@@ -49,7 +56,7 @@ func readCodeowners(ctx context.Context, pr pull.Context, layers []config.Layer,
 	}
 	co := codeownersFacts{Read: true, Branch: pr.DefaultBranch(), Files: map[string][]string{},
 		Teams: map[string][]string{}, Unreadable: map[string]string{}}
-	if err := readCodeownersFile(ctx, pr, &co); err != nil {
+	if err := readCodeownersFile(ctx, pr, ref, &co); err != nil {
 		return err
 	}
 	changed, err := pr.ChangedFiles(ctx)
@@ -99,14 +106,14 @@ func readCodeowners(ctx context.Context, pr pull.Context, layers []config.Layer,
 	return nil
 }
 
-// readCodeownersFile reads the first CODEOWNERS of the default branch, in
+// readCodeownersFile reads the first CODEOWNERS of the default branch at ref, in
 // GitHub's order, and parses it. A file GitHub would not load, or with a
 // line that does not parse, is a Problem: GitHub skips such a line, but a
 // skipped rule could leave a file to a laxer one, so nothing is applied
 // until it is fixed.
-func readCodeownersFile(ctx context.Context, pr pull.Repository, co *codeownersFacts) error {
+func readCodeownersFile(ctx context.Context, pr pull.Repository, ref string, co *codeownersFacts) error {
 	for _, p := range codeownersFile {
-		text, err := pr.File(ctx, co.Branch, p)
+		text, err := pr.File(ctx, ref, p)
 		if errors.Is(err, pull.ErrNotFound) {
 			continue
 		}

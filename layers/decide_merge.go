@@ -75,6 +75,9 @@ type mergeFacts struct {
 	Locks        map[string]int
 	Merging      map[string]bool
 	Requirements requirementFacts
+	// Policy is each layer's policy facts about its reviewed plan
+	// (decide_policy.go): the gate holds on merge as on /apply.
+	Policy map[string]policyFacts
 }
 
 // mergeStep is one layer's part of a merge: queued to plan at the merge
@@ -107,9 +110,12 @@ func mergeRequirements(reqs []config.ApplyRequirement) []config.ApplyRequirement
 // applyOnMerge decides, for each layer a merged PR changed that applies on
 // merge, in dependency order, whether its post-merge apply runs: only when
 // the PR's head has a reviewed plan with changes that is not applied yet,
-// the layer's requirements that hold after a merge are met, no other PR
+// the layer's requirements that hold after a merge are met (code owners
+// included), its policy sets let the reviewed plan be applied, no other PR
 // holds its lock, and each layer it depends on (among these) runs or had
-// nothing to apply.
+// nothing to apply. The policy judged the reviewed plan; the plan at the
+// merge commit applies only when it makes the same changes
+// (plansEquivalent), so that judgement holds for it.
 func applyOnMerge(f mergeFacts) []mergeStep {
 	ordered, err := dependencyOrder(f.Layers)
 	if err != nil {
@@ -142,6 +148,8 @@ func applyOnMerge(f mergeFacts) []mergeStep {
 			after := l
 			after.ApplyRequirements = mergeRequirements(l.ApplyRequirements)
 			if why := unmetRequirement(after, f.Requirements); why != "" {
+				s.State, s.Why, s.Take = mergeRefused, why+"; "+mergeRecovery(l.Name, "the approvals it requires"), false
+			} else if why := mergePolicyRefusal(l.Name, policyGate(f.Policy[l.Name])); why != "" {
 				s.State, s.Why, s.Take = mergeRefused, why, false
 			}
 		}
@@ -157,6 +165,35 @@ func applyOnMerge(f mergeFacts) []mergeStep {
 		out = append(out, s)
 	}
 	return out
+}
+
+// mergeRecovery says how to apply a layer whose merge applied nothing for
+// want of an approval: a merged PR can no longer be reviewed nor approved,
+// so what was merged is applied from a new pull request, whose plan of the
+// default branch gets the approvals (need) like any other.
+func mergeRecovery(layer, need string) string {
+	return fmt.Sprintf("nothing was applied. To apply what was merged, comment %s on a new pull request, get %s for that plan, then %s",
+		markdown.Quote("/plan "+layer), need, markdown.Quote("/apply "+layer))
+}
+
+// mergePolicyRefusal is why the policy gate keeps a merged PR's reviewed
+// plan from being applied, "" when it lets it: a block set denied the plan
+// and no owner approved it before the merge, or no set had judged it.
+func mergePolicyRefusal(layer string, v policyVerdict) string {
+	approve := "an owner's " + markdown.Quote("/approve-policies "+layer) + " if its policy sets deny it"
+	switch v.State {
+	case policyPending:
+		return fmt.Sprintf("its policy sets had not judged the reviewed plan when the pull request merged (%s); %s",
+			markdown.Quote("strata/policy: "+layer), mergeRecovery(layer, approve))
+	case policyBlocked:
+		parts := make([]string, len(v.Unapproved))
+		for i, s := range v.Unapproved {
+			parts[i] = fmt.Sprintf("set %s (owners: %s)", markdown.Quote(s.Name), ownerNames(s.Owners))
+		}
+		return fmt.Sprintf("blocked by policy: the reviewed plan is denied by %s, and no owner approved it with %s before the merge; %s",
+			strings.Join(parts, " and "), markdown.Quote("/approve-policies "+layer), mergeRecovery(layer, approve))
+	}
+	return ""
 }
 
 // changeDiff is an address whose change differs between the reviewed plan

@@ -36,6 +36,7 @@ func TestApplyOnMerge(t *testing.T) {
 		locks    map[string]int
 		merging  map[string]bool
 		reqs     requirementFacts
+		policy   map[string]policyFacts
 		want     []want
 	}{
 		{name: "reviewed plan, lock held: queued", layers: []config.Layer{network},
@@ -73,6 +74,40 @@ func TestApplyOnMerge(t *testing.T) {
 			plans: []*store.Plan{plan("network", head, true, false)}, locks: map[string]int{"network": 7},
 			reqs: requirementFacts{Conflicts: true, BehindBy: 3, BaseRef: "main"},
 			want: []want{{"network", mergeQueued, "", false}}},
+		{name: "codeowners required, facts read, no owner approved", layers: []config.Layer{strict(network, config.CodeOwners)},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: map[string]int{"network": 7},
+			reqs: requirementFacts{Author: "alice", Head: head, Codeowners: codeownersFacts{Read: true, Branch: "main", File: "CODEOWNERS",
+				Rules: rulesOf(t, "/infra/network/ @acme/network\n"), Files: map[string][]string{"network": {"infra/network/main.tf"}}}},
+			want: []want{{"network", mergeRefused, "still needed: `infra/network/main.tf` by `@acme/network`; nothing was applied. " +
+				"To apply what was merged, comment `/plan network` on a new pull request, get the approvals it requires for that plan, then `/apply network`", false}}},
+		{name: "codeowners required, a code owner approved the head", layers: []config.Layer{strict(network, config.CodeOwners)},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: map[string]int{"network": 7},
+			reqs: requirementFacts{Author: "alice", Head: head, Reviews: []pull.Review{{Author: "bob", State: "APPROVED", CommitID: head}},
+				Reviewers: map[string]pull.Permission{"bob": pull.Write}, Codeowners: codeownersFacts{Read: true, Branch: "main", File: "CODEOWNERS",
+					Rules: rulesOf(t, "/infra/network/ @bob\n"), Files: map[string][]string{"network": {"infra/network/main.tf"}}}},
+			want: []want{{"network", mergeQueued, "", false}}},
+		{name: "policy blocked and not approved", layers: []config.Layer{network},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: map[string]int{"network": 7},
+			policy: map[string]policyFacts{"network": judged(guardDenies)},
+			want: []want{{"network", mergeRefused, "blocked by policy: the reviewed plan is denied by set `guard` (owners: @carol or @acme/security), " +
+				"and no owner approved it with `/approve-policies network` before the merge; nothing was applied. To apply what was merged, " +
+				"comment `/plan network` on a new pull request, get an owner's `/approve-policies network` if its policy sets deny it for that plan, then `/apply network`", false}}},
+		{name: "policy blocked, approved by an owner", layers: []config.Layer{network},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: map[string]int{"network": 7},
+			policy: map[string]policyFacts{"network": judged(guardDenies, "guard")},
+			want:   []want{{"network", mergeQueued, "", false}}},
+		{name: "policy not judged when it merged", layers: []config.Layer{network},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: map[string]int{"network": 7},
+			policy: map[string]policyFacts{"network": {Judged: true, Plan: plan("network", head, true, false)}},
+			want:   []want{{"network", mergeRefused, "its policy sets had not judged the reviewed plan when the pull request merged (`strata/policy: network`)", false}}},
+		{name: "policy warns only", layers: []config.Layer{network},
+			plans: []*store.Plan{plan("network", head, true, false)}, locks: map[string]int{"network": 7},
+			policy: map[string]policyFacts{"network": judged(setOutcome{Name: "style", Enforcement: config.Warn, DenialCount: 2})},
+			want:   []want{{"network", mergeQueued, "", false}}},
+		{name: "depends_on a layer blocked by policy: skipped", layers: []config.Layer{network, app},
+			plans: []*store.Plan{plan("network", head, true, false), plan("app", head, true, false)}, locks: map[string]int{"network": 7, "app": 7},
+			policy: map[string]policyFacts{"network": judged(guardDenies)},
+			want:   []want{{"network", mergeRefused, "blocked by policy", false}, {"app", mergeSkipped, "depends on `network`", false}}},
 		{name: "depends_on: network first, even listed last", layers: []config.Layer{app, network},
 			plans: []*store.Plan{plan("network", head, true, false), plan("app", head, true, false)}, locks: map[string]int{"network": 7, "app": 7},
 			want: []want{{"network", mergeQueued, "", false}, {"app", mergeQueued, "", false}}},
@@ -88,7 +123,7 @@ func TestApplyOnMerge(t *testing.T) {
 			if reviewed == nil {
 				reviewed = reviewedAll
 			}
-			got := applyOnMerge(mergeFacts{PR: 7, Head: head, Layers: tc.layers, Plans: tc.plans, Reviewed: reviewed, Locks: tc.locks, Merging: tc.merging, Requirements: tc.reqs})
+			got := applyOnMerge(mergeFacts{PR: 7, Head: head, Layers: tc.layers, Plans: tc.plans, Reviewed: reviewed, Locks: tc.locks, Merging: tc.merging, Requirements: tc.reqs, Policy: tc.policy})
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %d steps, want %d: %+v", len(got), len(tc.want), got)
 			}
@@ -100,6 +135,20 @@ func TestApplyOnMerge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// guardDenies is a block set that denies the reviewed plan.
+var guardDenies = setOutcome{Name: "guard", Enforcement: config.Block, Owners: []string{"carol", "@acme/security"}, DenialCount: 1}
+
+// judged is the policy facts of the reviewed plan at head (plan() makes
+// it at the zero time) judged by sets, with the named sets approved.
+func judged(set setOutcome, approved ...string) policyFacts {
+	f := policyFacts{Judged: true, Plan: &store.Plan{Layer: "network", HeadSHA: head}, Evaluation: &store.PolicyEvaluation{HeadSHA: head},
+		Sets: []setOutcome{set}}
+	for _, a := range approved {
+		f.Approvals = append(f.Approvals, store.PolicyApproval{Set: a, HeadSHA: head, Approver: "carol"})
+	}
+	return f
 }
 
 // Two plans make the same changes when they change the same addresses with

@@ -124,6 +124,14 @@ func mergeOnClose(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev 
 	if f.Requirements, err = readRequirements(ctx, pr, layers); err != nil {
 		return nil, err
 	}
+	// Code owners from the base the PR merged into: the merge may have
+	// edited CODEOWNERS, and a PR does not name its own owners.
+	if err := readCodeownersAt(ctx, pr, policyRef, layers, fetchTree(ctx, d, ev.Repo, ev.HeadSHA), &f.Requirements); err != nil {
+		return nil, err
+	}
+	if f.Policy, err = readPolicyFacts(ctx, d, ev.FullName, ev.PR, ev.HeadSHA, layers, cfg.Repo, f.Plans); err != nil {
+		return nil, err
+	}
 	return startMergeApplies(ctx, d, rep, ev, applyOnMerge(f))
 }
 
@@ -190,12 +198,19 @@ func mergedAt(d *worker.Deps, ev jobs.PullRequest) (at time.Time) {
 }
 
 // mergeCheck is the `strata/apply: LAYER` check on the merge commit in a
-// state; Re-plan plans the merge commit again.
+// state. It has no button. A Re-plan would reach the merged PR, whose
+// /plan is refused as closed; and no re-run of the post-merge apply could
+// help: a plan that differed differs again unless the world moves back, a
+// failed apply left the layer partly applied (its plan can no longer be
+// the reviewed one), and a merged PR can no longer get the approvals
+// (reviews, code owners, /approve-policies) it lacked. Each of those is
+// recovered from a new pull request, whose plan is reviewed like any
+// other, so the check says so in words instead.
 func mergeCheck(pr int, mergeSHA, layer string, state mergeState, detail string) report.Check {
-	c := report.Check{Name: checks.Apply(layer), HeadSHA: mergeSHA, ExternalID: checks.ExternalID(pr), Actions: applyActions}
+	c := report.Check{Name: checks.Apply(layer), HeadSHA: mergeSHA, ExternalID: checks.ExternalID(pr)}
 	switch state {
 	case mergeQueued:
-		c.Status, c.Actions = "queued", nil
+		c.Status = "queued"
 		c.Title = "Waiting to plan the merge commit"
 		c.Summary = fmt.Sprintf("#%d merged: %s applies on merge. Strata plans it at this commit and applies that plan only if it makes the changes of the plan that was reviewed.", pr, markdown.Quote(layer))
 	case mergeApplied:

@@ -218,7 +218,7 @@ func (w *layerMergeApplyWorker) runLayer(ctx context.Context, rep *report.Report
 	if err != nil {
 		msg := applyRep.Redact(report.FirstLine(errorText(err)))
 		out := fail(mergeFailed, fmt.Sprintf("the apply failed (%s); %s", msg, recoverNote(a.PR, name)))
-		c := failedCheck(checks.Apply(name), a.HeadSHA, a.PR, err, logURL, applyActions)
+		c := failedCheck(checks.Apply(name), a.HeadSHA, a.PR, err, logURL, nil) // no button: mergeCheck says why
 		c.Summary += "\n\n" + recoverNote(a.PR, name)
 		out.Check = c
 		return out
