@@ -12,6 +12,8 @@ import (
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
+	"strata.dev/strata/store"
+	"strata.dev/strata/worker"
 )
 
 // Sync files that discovery could not use (worker.RepoConfig's
@@ -99,4 +101,18 @@ func definedIn(s config.Sync) string {
 		return s.File
 	}
 	return config.RepoFile
+}
+
+// syncDiscovery is what the store keeps of a push's syncs for the web UI's
+// repository page, which reads the store only: each sync with the file
+// that defines it, and the Sync files discovery left out or could not use.
+func syncDiscovery(ev jobs.Push, cfg *worker.RepoConfig) store.SyncDiscovery {
+	out := store.SyncDiscovery{Repo: ev.FullName, Commit: ev.After, Skipped: cfg.SkippedSyncs}
+	for _, s := range cfg.Syncs {
+		out.Syncs = append(out.Syncs, store.DefinedSync{Name: s.Name, File: s.File})
+	}
+	for _, p := range cfg.SyncFileProblems {
+		out.Problems = append(out.Problems, store.SyncFileProblem{Sync: p.Sync, File: p.File, Line: p.Line, Message: p.Msg})
+	}
+	return out
 }

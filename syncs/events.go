@@ -38,6 +38,9 @@ func syncsOnPush(ctx context.Context, d *worker.Deps, ev jobs.Push) error {
 	if err != nil {
 		return err
 	}
+	if err := d.Store.RecordSyncDiscovery(ctx, syncDiscovery(ev, cfg)); err != nil {
+		return err
+	}
 	if err := reportSyncFilesOnPush(ctx, rep, ev, cfg.SyncFileProblems); err != nil {
 		return err
 	}

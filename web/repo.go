@@ -3,11 +3,13 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
 	"strings"
 
+	"strata.dev/strata/config"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/store"
@@ -21,12 +23,18 @@ type repoView struct {
 	Takeovers []takeoverRow
 	Releases  []runView
 	Syncs     []syncRow
+	// Discovery is what the default branch's last push defined, nil
+	// before one was seen: its Sync files left out or not used.
+	Discovery *store.SyncDiscovery
 }
 
 // syncRow is a sync: its last hydration run, and what the store records of
 // its destination (syncs.go), either of which may be missing.
 type syncRow struct {
-	Name   string
+	Name string
+	// File is the file that defines the sync: .strata.yaml, or the Sync
+	// file it was discovered in.
+	File   string
 	Run    *runView
 	Record *store.SyncHydration
 	// SourceURL and DestURL link the latest source commit hydrated and the
@@ -132,7 +140,11 @@ func (u *UI) repoData(ctx context.Context, repo Repo) (*repoView, error) {
 	}
 	sort.Slice(data.Layers, func(i, j int) bool { return data.Layers[i].Name < data.Layers[j].Name })
 	sort.Slice(data.Releases, func(i, j int) bool { return data.Releases[i].Target < data.Releases[j].Target })
-	if data.Syncs, err = u.syncRows(ctx, name, syncRuns); err != nil {
+	data.Discovery, err = st.SyncDiscoveryOf(ctx, name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if data.Syncs, err = u.syncRows(ctx, name, syncRuns, data.Discovery); err != nil {
 		return nil, err
 	}
 	takeovers, err := st.TakeoversOfRepo(ctx, name)
@@ -147,8 +159,10 @@ func (u *UI) repoData(ctx context.Context, repo Repo) (*repoView, error) {
 }
 
 // syncRows joins a repository's last hydration runs with the store's
-// records of its syncs, by name.
-func (u *UI) syncRows(ctx context.Context, repo string, runs []runView) ([]syncRow, error) {
+// records of its syncs and the syncs its default branch defines (disc, nil
+// when unknown), by name. A sync's file is the one the default branch
+// names, else the one its last hydration was recorded with.
+func (u *UI) syncRows(ctx context.Context, repo string, runs []runView, disc *store.SyncDiscovery) ([]syncRow, error) {
 	records, err := u.opts.Deps.Store.SyncHydrationsOf(ctx, repo)
 	if err != nil {
 		return nil, err
@@ -166,13 +180,22 @@ func (u *UI) syncRows(ctx context.Context, repo string, runs []runView) ([]syncR
 	for _, h := range records {
 		r := row(h.Sync)
 		r.Record, r.SourceURL = h, u.opts.Deps.CommitURL(repo, h.SourceCommit)
+		var spec jobs.SyncSpec
+		known := json.Unmarshal([]byte(h.Spec), &spec) == nil
+		if known {
+			r.File = definedIn(spec.File)
+		}
 		if h.DestCommit != "" {
 			dest := repo
-			var spec jobs.SyncSpec
-			if json.Unmarshal([]byte(h.Spec), &spec) == nil && spec.DestRepo != "" {
+			if known && spec.DestRepo != "" {
 				dest = spec.DestRepo
 			}
 			r.DestURL = u.opts.Deps.CommitURL(dest, h.DestCommit)
+		}
+	}
+	if disc != nil {
+		for _, s := range disc.Syncs {
+			row(s.Name).File = definedIn(s.File)
 		}
 	}
 	out := make([]syncRow, 0, len(rows))
@@ -181,4 +204,13 @@ func (u *UI) syncRows(ctx context.Context, repo string, runs []runView) ([]syncR
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// definedIn is the file a sync's definition came from: its Sync file, or
+// .strata.yaml.
+func definedIn(file string) string {
+	if file == "" {
+		return config.RepoFile
+	}
+	return file
 }
