@@ -33,7 +33,8 @@ func startDiscovery(t *testing.T) *syncsEnv {
 	files["deploy/base/strata-sync.yaml"] = syncFile("base", "env: dev, team: api", ".", "base")
 	files["envs/prod/strata-sync.yaml"] = syncFile("prod", "env: prod", "../../deploy/base", "prod")
 	files["envs/old/strata-sync.yaml"] = syncFile("old", "env: dev, team: legacy", "../../deploy/base", "old")
-	return startSyncs(t, apptest.Options{}, files)
+	// Local: the web UI is fetched from this machine.
+	return startSyncs(t, apptest.Options{Local: true}, files)
 }
 
 // The selector keeps deploy/base's Sync file (env: dev) and leaves out
@@ -148,6 +149,79 @@ func TestHydrateDiscoveryBadFile(t *testing.T) {
 	}
 	if cr := e.completed(sha, "strata/hydrate: base"); cr.Conclusion != "success" {
 		t.Errorf("base = %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
+	}
+
+	// The repository page, which reads the store only, lists each sync with
+	// the file that defines it, and the files not used with file and line.
+	e.WaitIdle(syncsWait)
+	e.Repo.SetPermission("wanda", "write")
+	_, page := fetchPage(t, uiLogin(t, e.Env, "wanda"), e.Config.PublicURL+"/repos/acme/infra")
+	for sync, file := range map[string]string{"dev": ".strata.yaml", "base": "deploy/base/strata-sync.yaml"} {
+		if row := between(page, `<tr data-sync="`+sync+`">`, "</tr>"); !strings.Contains(row, `<td class="hide-narrow defined-in"><code>`+file+`</code></td>`) {
+			t.Errorf("the repository page's %s row lacks its file %s:\n%s", sync, file, row)
+		}
+	}
+	problems := between(page, `<ul id="sync-file-problems">`, "</ul>")
+	for _, want := range []string{
+		`<code>deploy/overlays/dev/strata-sync.yaml:9</code>: unknown key &#34;imagez&#34; in sync &#34;api&#34; (did you mean &#34;images&#34;?)`,
+		`<code>apps/clash/strata-sync.yaml:1</code>: sync &#34;dev&#34; is also defined at .strata.yaml:8; rename one of them`,
+	} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("the repository page's Sync files not used lack %q:\n%s", want, problems)
+		}
+	}
+	if skipped := between(page, `<p id="sync-files-skipped">`, "</p>"); !strings.Contains(skipped, "<code>old (envs/old/strata-sync.yaml)</code>, <code>prod (envs/prod/strata-sync.yaml)</code>") {
+		t.Errorf("the repository page's Sync files left out: %q", skipped)
+	}
+	noViolations(t, e.GitHub)
+	noFailedRuns(t, e.Server.Store())
+}
+
+// A pull request cannot widen discovery: sync_discovery is the default
+// branch's. A PR whose .strata.yaml selects env: prod instead of env: dev
+// gets no preview of prod's Sync file, which main's selector leaves out,
+// cannot take it over, and hydrates nothing of it; the new Sync file it
+// adds that main's selector keeps is previewed, and only previewed.
+func TestHydrateDiscoveryPRCannotWidenIt(t *testing.T) {
+	e := startDiscovery(t)
+	first := e.push(map[string]string{"docs/README.md": "x\n"}, "Push")
+	e.completed(first, "strata/hydrate: base")
+	e.WaitIdle(syncsWait)
+	tip := e.Repo.Branch("hydrated")
+	e.Repo.SetPermission("mallory", "write")
+
+	widened := strings.Replace(discoveryConfig, "matchLabels: {env: dev}", "matchLabels: {env: prod}", 1)
+	e.Repo.Commit("widen", map[string]string{
+		".strata.yaml":              widened,
+		"apps/web/strata-sync.yaml": syncFile("web", "env: dev", "../../deploy/overlays/dev", "web"),
+	}, "Deploy prod from this PR")
+	pr := e.Repo.OpenPR("widen", "main", "mallory")
+	e.Deliver(e.Repo.PullRequestEvent("opened", pr.Number))
+	cr := e.completed(pr.HeadSHA(), "strata/hydrate: web")
+	if cr.Conclusion != "success" || !strings.Contains(cr.Summary, "a sync the default branch does not have yet: every file is new") {
+		t.Fatalf("web's preview = %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
+	}
+	e.comment(pr.Number, "mallory", "/takeover prod")
+	e.commentWith(pr.Number, "no sync `prod` in this repository")
+	e.comment(pr.Number, "mallory", "/takeover web")
+	e.commentWith(pr.Number, "`web` is not on the default branch")
+	e.comment(pr.Number, "mallory", "/help")
+	help := e.commentWith(pr.Number, "Strata commands").Body
+	for _, want := range []string{"`web (apps/web/strata-sync.yaml), preview only until merged`",
+		"**Sync files the selector leaves out:** `old (envs/old/strata-sync.yaml)`, `prod (envs/prod/strata-sync.yaml)`"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("/help lacks %q:\n%s", want, help)
+		}
+	}
+	e.WaitIdle(syncsWait)
+	if _, ok := e.Repo.CheckRun(pr.HeadSHA(), "strata/hydrate: prod"); ok {
+		t.Error("prod, which only the PR's selector keeps, was previewed")
+	}
+	if e.Repo.Branch("hydrated") != tip || len(e.hydrated("prod")) != 0 || len(e.hydrated("web")) != 0 {
+		t.Fatalf("the PR hydrated into the destination: %v", keys(e.Repo.Tree("hydrated")))
+	}
+	if _, err := e.Server.Store().Takeover(t.Context(), "acme/infra", "prod"); err == nil {
+		t.Error("prod is taken over")
 	}
 	noViolations(t, e.GitHub)
 	noFailedRuns(t, e.Server.Store())
