@@ -3,17 +3,23 @@ package tfstate_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/engine/terraform/testprovider"
+	"strata.dev/strata/engine/terraform/testprovider/providertest"
+	"strata.dev/strata/sandbox"
 	"strata.dev/strata/store"
 	"strata.dev/strata/store/storetest"
 	"strata.dev/strata/tfstate"
+	"strata.dev/strata/tooltest"
 )
 
 // probeLayer is a layer whose apply runs, from a local-exec provisioner
@@ -137,5 +143,132 @@ func TestAttackPlanCredentialCannotWriteNorOutliveItsRun(t *testing.T) {
 	tfstate.Revoke(ctx, st, runID)
 	if got := do("GET", ""); got != http.StatusUnauthorized {
 		t.Errorf("after the run ended: %d, want 401", got)
+	}
+}
+
+// planAttacker builds the PR's plan-time program (testdata/planattacker)
+// into the layer, as a PR ships it, executable.
+func planAttacker(t *testing.T, layerDir string) {
+	t.Helper()
+	cmd := exec.Command("go", "build", "-o", filepath.Join(layerDir, "planattacker"), "strata.dev/strata/tfstate/testdata/planattacker")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build of the plan-time attacker: %v\n%s", err, out)
+	}
+}
+
+// planTimeLayer is a layer whose plan runs the PR's program from a data
+// source (world_exec, as hashicorp/external would) and shows what it
+// printed as an output: what the attacker reads from its plan's comment.
+var planTimeLayer = fmt.Sprintf(`terraform {
+  required_providers {
+    world = {
+      source  = %q
+      version = %q
+    }
+  }
+}
+
+data "world_exec" "attack" {
+  program = ["./planattacker"]
+}
+
+output "attack" {
+  value = data.world_exec.attack.stdout
+}
+`, providertest.Source, testprovider.Version)
+
+// A PR's code that runs while Terraform plans, with the plan's credential
+// in its environment (inherited from Terraform through the provider), reads
+// its own state (the positive control: it had the credential and reached
+// the backend) and can do nothing else: its write of its own state, past
+// Terraform's own lock whose ID it took from a 423, is refused, and so are
+// reads and writes of another layer's, another workspace's and another
+// repository's states. The store is as it was, and the credential is
+// nowhere in the run's log or the plan's text. With the server's sandbox
+// and with `terraform.sandbox: off`: the backend refuses, whatever confines
+// Terraform.
+func TestAttackPlanTimeCodeCannotWriteNorReachOthers(t *testing.T) {
+	bin := engineBin(t, terraform.KindTerraform, "STRATA_TERRAFORM_BIN")
+	provider := providertest.Install(t)
+	for _, sb := range []struct {
+		name     string
+		settings sandbox.Settings
+	}{{"sandbox", sandbox.Settings{}}, {"sandbox off", sandbox.Settings{Mode: sandbox.Off}}} {
+		t.Run(sb.name, func(t *testing.T) {
+			if err := sandbox.Detect(sb.settings).Err(); err != nil {
+				tooltest.Missing(t, "the sandbox (Landlock)", err)
+			}
+			ctx := context.Background()
+			st := storetest.Open(t, store.SQLite)
+			base := backendServer(t, st)
+			own := store.StateKey{Repo: "acme/infra", Layer: "net"}
+			others := []store.StateKey{{Repo: "acme/infra", Layer: "db"}, {Repo: "acme/infra", Layer: "net", Workspace: "prod"}, {Repo: "acme/other", Layer: "net"}}
+			states := map[store.StateKey][]byte{
+				own: []byte(`{"version":4,"terraform_version":"1.5.7","serial":3,"lineage":"L","outputs":{},"resources":[],"check_results":null}`),
+			}
+			for _, k := range others {
+				states[k] = []byte(`{"version":4,"serial":1,"lineage":"L","resources":[],"outputs":{"secret":{"value":"hunter2","type":"string"}}}`)
+			}
+			for k, s := range states {
+				if _, err := st.PutState(ctx, k, s, store.StateVersion{}, false, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runID := liveRun(t, st, 1, own.Repo, own.Layer)
+			cred, err := tfstate.Issue(ctx, st, base, own, runID, store.StateRead)
+			if err != nil {
+				t.Fatal(err)
+			}
+			root := t.TempDir()
+			work := filepath.Join(root, "layer")
+			if err := os.MkdirAll(work, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(planTimeLayer), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			planAttacker(t, work)
+			var log bytes.Buffer
+			setup := terraform.Setup{WorkDir: work, Root: root, TerraformBin: bin, CLIConfigFile: provider.CLIConfig, Log: &log,
+				Sandbox: &terraform.Sandbox{Settings: sb.settings},
+				State:   &terraform.HTTPState{Address: cred.Address, Username: cred.Username, Password: cred.Password}}
+			res, err := terraform.Plan(ctx, terraform.PlanInput{Setup: setup})
+			if err != nil {
+				t.Fatalf("plan: %v\n%s", err, log.String())
+			}
+			got := map[string]string{}
+			for _, m := range regexp.MustCompile(`([a-z]+-[a-z]+)=(\d{3}|error)`).FindAllStringSubmatch(res.Text, -1) {
+				got[m[1]] = m[2]
+			}
+			want := map[string]string{
+				"own-get": "200", "own-post": "403",
+				"layer-get": "403", "layer-post": "403",
+				"workspace-get": "403", "workspace-post": "403",
+				"repo-get": "403", "repo-post": "403",
+			}
+			t.Logf("the plan-time program reported %v", got)
+			for name, code := range want {
+				if got[name] != code {
+					t.Errorf("plan-time code: %s = %q, want %s", name, got[name], code)
+				}
+			}
+			if t.Failed() {
+				t.Logf("the plan:\n%s", res.Text)
+			}
+			for k, s := range states {
+				content, _, err := st.CurrentState(ctx, k)
+				if err != nil || !bytes.Equal(content, s) {
+					t.Errorf("the state of %s is now %s (%v), was %s", k, content, err, s)
+				}
+				if list, _ := st.StateVersions(ctx, k, 0); len(list) != 1 {
+					t.Errorf("the state of %s has %d versions, had 1", k, len(list))
+				}
+			}
+			for what, text := range map[string]string{"the run's log": log.String(), "the plan's text": res.Text, "the plan file": string(res.PlanFile)} {
+				if strings.Contains(text, cred.Password) {
+					t.Errorf("%s holds the credential", what)
+				}
+			}
+		})
 	}
 }

@@ -61,5 +61,5 @@ func (p *worldProvider) Resources(context.Context) []func() resource.Resource {
 }
 
 func (p *worldProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return []func() datasource.DataSource{newGate}
+	return []func() datasource.DataSource{newGate, newExec}
 }

@@ -9,7 +9,9 @@
 // and the next plan shows the drift, since Read returns what the file says.
 // A thing can be told to be slow (apply_delay_ms), to fail on apply
 // (fail_on_apply), and holds a sensitive attribute (secret). The world_gate
-// data source holds a plan until the test opens the gate (gate.go).
+// data source holds a plan until the test opens the gate (gate.go); the
+// world_exec data source runs a program at plan time, as hashicorp/external
+// does (exec.go).
 //
 // The binary is cmd/terraform-provider-world; package providertest builds
 // it and installs it for a test.
