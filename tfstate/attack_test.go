@@ -188,87 +188,92 @@ output "attack" {
 // and with `terraform.sandbox: off`: the backend refuses, whatever confines
 // Terraform.
 func TestAttackPlanTimeCodeCannotWriteNorReachOthers(t *testing.T) {
-	bin := engineBin(t, terraform.KindTerraform, "STRATA_TERRAFORM_BIN")
 	provider := providertest.Install(t)
-	for _, sb := range []struct {
-		name     string
-		settings sandbox.Settings
-	}{{"sandbox", sandbox.Settings{}}, {"sandbox off", sandbox.Settings{Mode: sandbox.Off}}} {
-		t.Run(sb.name, func(t *testing.T) {
-			if err := sandbox.Detect(sb.settings).Err(); err != nil {
-				tooltest.Missing(t, "the sandbox (Landlock)", err)
-			}
-			ctx := context.Background()
-			st := storetest.Open(t, store.SQLite)
-			base := backendServer(t, st)
-			own := store.StateKey{Repo: "acme/infra", Layer: "net"}
-			others := []store.StateKey{{Repo: "acme/infra", Layer: "db"}, {Repo: "acme/infra", Layer: "net", Workspace: "prod"}, {Repo: "acme/other", Layer: "net"}}
-			states := map[store.StateKey][]byte{
-				own: []byte(`{"version":4,"terraform_version":"1.5.7","serial":3,"lineage":"L","outputs":{},"resources":[],"check_results":null}`),
-			}
-			for _, k := range others {
-				states[k] = []byte(`{"version":4,"serial":1,"lineage":"L","resources":[],"outputs":{"secret":{"value":"hunter2","type":"string"}}}`)
-			}
-			for k, s := range states {
-				if _, err := st.PutState(ctx, k, s, store.StateVersion{}, false, 0); err != nil {
-					t.Fatal(err)
-				}
-			}
-			runID := liveRun(t, st, 1, own.Repo, own.Layer)
-			cred, err := tfstate.Issue(ctx, st, base, own, runID, store.StateRead)
-			if err != nil {
-				t.Fatal(err)
-			}
-			root := t.TempDir()
-			work := filepath.Join(root, "layer")
-			if err := os.MkdirAll(work, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(planTimeLayer), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			planAttacker(t, work)
-			var log bytes.Buffer
-			setup := terraform.Setup{WorkDir: work, Root: root, TerraformBin: bin, CLIConfigFile: provider.CLIConfig, Log: &log,
-				Sandbox: &terraform.Sandbox{Settings: sb.settings},
-				State:   &terraform.HTTPState{Address: cred.Address, Username: cred.Username, Password: cred.Password}}
-			res, err := terraform.Plan(ctx, terraform.PlanInput{Setup: setup})
-			if err != nil {
-				t.Fatalf("plan: %v\n%s", err, log.String())
-			}
-			got := map[string]string{}
-			for _, m := range regexp.MustCompile(`([a-z]+-[a-z]+)=(\d{3}|error)`).FindAllStringSubmatch(res.Text, -1) {
-				got[m[1]] = m[2]
-			}
-			want := map[string]string{
-				"own-get": "200", "own-post": "403",
-				"layer-get": "403", "layer-post": "403",
-				"workspace-get": "403", "workspace-post": "403",
-				"repo-get": "403", "repo-post": "403",
-			}
-			t.Logf("the plan-time program reported %v", got)
-			for name, code := range want {
-				if got[name] != code {
-					t.Errorf("plan-time code: %s = %q, want %s", name, got[name], code)
-				}
-			}
-			if t.Failed() {
-				t.Logf("the plan:\n%s", res.Text)
-			}
-			for k, s := range states {
-				content, _, err := st.CurrentState(ctx, k)
-				if err != nil || !bytes.Equal(content, s) {
-					t.Errorf("the state of %s is now %s (%v), was %s", k, content, err, s)
-				}
-				if list, _ := st.StateVersions(ctx, k, 0); len(list) != 1 {
-					t.Errorf("the state of %s has %d versions, had 1", k, len(list))
-				}
-			}
-			for what, text := range map[string]string{"the run's log": log.String(), "the plan's text": res.Text, "the plan file": string(res.PlanFile)} {
-				if strings.Contains(text, cred.Password) {
-					t.Errorf("%s holds the credential", what)
-				}
-			}
-		})
+	for _, e := range engines {
+		for _, sb := range []struct {
+			name     string
+			settings sandbox.Settings
+		}{{"sandbox", sandbox.Settings{}}, {"sandbox off", sandbox.Settings{Mode: sandbox.Off}}} {
+			t.Run(string(e.kind)+"/"+sb.name, func(t *testing.T) {
+				planTimeAttack(t, engineBin(t, e.kind, e.env), e.kind, provider, sb.settings)
+			})
+		}
+	}
+}
+
+func planTimeAttack(t *testing.T, bin string, kind terraform.Kind, provider providertest.Installed, settings sandbox.Settings) {
+	if err := sandbox.Detect(settings).Err(); err != nil {
+		tooltest.Missing(t, "the sandbox (Landlock)", err)
+	}
+	ctx := context.Background()
+	st := storetest.Open(t, store.SQLite)
+	base := backendServer(t, st)
+	own := store.StateKey{Repo: "acme/infra", Layer: "net"}
+	others := []store.StateKey{{Repo: "acme/infra", Layer: "db"}, {Repo: "acme/infra", Layer: "net", Workspace: "prod"}, {Repo: "acme/other", Layer: "net"}}
+	states := map[store.StateKey][]byte{
+		own: []byte(`{"version":4,"terraform_version":"1.5.7","serial":3,"lineage":"L","outputs":{},"resources":[],"check_results":null}`),
+	}
+	for _, k := range others {
+		states[k] = []byte(`{"version":4,"serial":1,"lineage":"L","resources":[],"outputs":{"secret":{"value":"hunter2","type":"string"}}}`)
+	}
+	for k, s := range states {
+		if _, err := st.PutState(ctx, k, s, store.StateVersion{}, false, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runID := liveRun(t, st, 1, own.Repo, own.Layer)
+	cred, err := tfstate.Issue(ctx, st, base, own, runID, store.StateRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	work := filepath.Join(root, "layer")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "main.tf"), []byte(planTimeLayer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planAttacker(t, work)
+	var log bytes.Buffer
+	setup := terraform.Setup{WorkDir: work, Root: root, TerraformBin: bin, Kind: kind, CLIConfigFile: provider.CLIConfig, Log: &log,
+		Sandbox: &terraform.Sandbox{Settings: settings},
+		State:   &terraform.HTTPState{Address: cred.Address, Username: cred.Username, Password: cred.Password}}
+	res, err := terraform.Plan(ctx, terraform.PlanInput{Setup: setup})
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, log.String())
+	}
+	got := map[string]string{}
+	for _, m := range regexp.MustCompile(`([a-z]+-[a-z]+)=(\d{3}|error)`).FindAllStringSubmatch(res.Text, -1) {
+		got[m[1]] = m[2]
+	}
+	want := map[string]string{
+		"own-get": "200", "own-post": "403",
+		"layer-get": "403", "layer-post": "403",
+		"workspace-get": "403", "workspace-post": "403",
+		"repo-get": "403", "repo-post": "403",
+	}
+	t.Logf("the plan-time program reported %v", got)
+	for name, code := range want {
+		if got[name] != code {
+			t.Errorf("plan-time code: %s = %q, want %s", name, got[name], code)
+		}
+	}
+	if t.Failed() {
+		t.Logf("the plan:\n%s", res.Text)
+	}
+	for k, s := range states {
+		content, _, err := st.CurrentState(ctx, k)
+		if err != nil || !bytes.Equal(content, s) {
+			t.Errorf("the state of %s is now %s (%v), was %s", k, content, err, s)
+		}
+		if list, _ := st.StateVersions(ctx, k, 0); len(list) != 1 {
+			t.Errorf("the state of %s has %d versions, had 1", k, len(list))
+		}
+	}
+	for what, text := range map[string]string{"the run's log": log.String(), "the plan's text": res.Text, "the plan file": string(res.PlanFile)} {
+		if strings.Contains(text, cred.Password) {
+			t.Errorf("%s holds the credential", what)
+		}
 	}
 }
