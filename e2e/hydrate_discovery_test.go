@@ -197,12 +197,17 @@ func TestHydrateDiscoveryPRCannotWidenIt(t *testing.T) {
 	}, "Deploy prod from this PR")
 	pr := e.Repo.OpenPR("widen", "main", "mallory")
 	e.Deliver(e.Repo.PullRequestEvent("opened", pr.Number))
+	e.WaitIdle(syncsWait)
+	if cr, ok := e.Repo.CheckRun(pr.HeadSHA(), "strata/hydrate: prod"); ok {
+		t.Errorf("prod, which only the PR's selector keeps, was previewed: %s %q", cr.Conclusion, cr.Title)
+	}
+	e.comment(pr.Number, "mallory", "/takeover prod")
+	e.commentWith(pr.Number, "no sync `prod` in this repository")
+
 	cr := e.completed(pr.HeadSHA(), "strata/hydrate: web")
 	if cr.Conclusion != "success" || !strings.Contains(cr.Summary, "a sync the default branch does not have yet: every file is new") {
 		t.Fatalf("web's preview = %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
 	}
-	e.comment(pr.Number, "mallory", "/takeover prod")
-	e.commentWith(pr.Number, "no sync `prod` in this repository")
 	e.comment(pr.Number, "mallory", "/takeover web")
 	e.commentWith(pr.Number, "`web` is not on the default branch")
 	e.comment(pr.Number, "mallory", "/help")
@@ -214,9 +219,6 @@ func TestHydrateDiscoveryPRCannotWidenIt(t *testing.T) {
 		}
 	}
 	e.WaitIdle(syncsWait)
-	if _, ok := e.Repo.CheckRun(pr.HeadSHA(), "strata/hydrate: prod"); ok {
-		t.Error("prod, which only the PR's selector keeps, was previewed")
-	}
 	if e.Repo.Branch("hydrated") != tip || len(e.hydrated("prod")) != 0 || len(e.hydrated("web")) != 0 {
 		t.Fatalf("the PR hydrated into the destination: %v", keys(e.Repo.Tree("hydrated")))
 	}
