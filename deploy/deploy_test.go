@@ -21,7 +21,7 @@ func TestAppManifest(t *testing.T) {
 	if err := json.Unmarshal(AppManifest, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"checks": "write", "contents": "write", "issues": "write", "pull_requests": "write", "metadata": "read", "members": "read"}
+	want := map[string]string{"checks": "write", "contents": "write", "issues": "write", "pull_requests": "write", "metadata": "read", "members": "read", "merge_queues": "read"}
 	if len(m.Permissions) != len(want) {
 		t.Fatalf("permissions %v, want %v", m.Permissions, want)
 	}
@@ -30,7 +30,7 @@ func TestAppManifest(t *testing.T) {
 			t.Errorf("permission %s = %q, want %q", k, m.Permissions[k], v)
 		}
 	}
-	for _, e := range []string{"issue_comment", "pull_request", "pull_request_review", "push", "check_run"} {
+	for _, e := range []string{"issue_comment", "pull_request", "pull_request_review", "push", "check_run", "merge_group"} {
 		if !slices.Contains(m.Events, e) {
 			t.Errorf("manifest does not subscribe to %s", e)
 		}

@@ -120,8 +120,8 @@ func (s *Server) appJSON() map[string]any {
 		"owner": s.userJSON("acme"), "description": "Strata, faked", "external_url": "https://strata.example",
 		"html_url": s.WebURL() + "apps/" + s.appSlug, "created_at": s.started, "updated_at": s.started,
 		"permissions": map[string]string{"checks": "write", "contents": "write", "issues": "write",
-			"pull_requests": "write", "metadata": "read", "members": "read"},
-		"events":              []string{"issue_comment", "pull_request", "pull_request_review", "push", "check_run"},
+			"pull_requests": "write", "metadata": "read", "members": "read", "merge_queues": "read"},
+		"events":              []string{"issue_comment", "pull_request", "pull_request_review", "push", "check_run", "merge_group"},
 		"installations_count": 1,
 	}
 }

@@ -33,10 +33,11 @@ func (s *Server) routes() map[string]handlerFunc {
 		"PATCH /repos/{owner}/{repo}/git/refs/{ref}":         s.updateRef,
 		"DELETE /repos/{owner}/{repo}/git/refs/{ref}":        s.deleteRef,
 
-		"GET /repos/{owner}/{repo}/commits/{ref}":      s.getCommit,
-		"GET /repos/{owner}/{repo}/compare/{basehead}": s.compare,
-		"GET /repos/{owner}/{repo}/contents/{path}":    s.getContents,
-		"GET /repos/{owner}/{repo}/tarball/{ref}":      s.tarballLink,
+		"GET /repos/{owner}/{repo}/commits/{ref}":              s.getCommit,
+		"GET /repos/{owner}/{repo}/compare/{basehead}":         s.compare,
+		"GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls": s.pullsOfCommit,
+		"GET /repos/{owner}/{repo}/contents/{path}":            s.getContents,
+		"GET /repos/{owner}/{repo}/tarball/{ref}":              s.tarballLink,
 
 		"GET /repos/{owner}/{repo}/pulls":                       s.listPulls,
 		"POST /repos/{owner}/{repo}/pulls":                      s.createPull,

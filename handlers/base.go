@@ -54,5 +54,6 @@ func All(b Base) []githubapp.EventHandler {
 		&PullRequestReview{Base: b},
 		&Push{Base: b},
 		&CheckRun{Base: b},
+		&MergeGroup{Base: b},
 	}
 }

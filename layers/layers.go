@@ -30,6 +30,7 @@ import (
 //	apply_run.go  the apply job, and its report when interrupted
 //	merge.go      auto_apply: on_merge: reviewed changes kept, a merge's applies started
 //	merge_run.go  the post-merge apply job: merge order, plan, compare, apply
+//	merge_group.go  the merge queue: strata/applied on a group's head
 //	lock.go       lock checks, /unlock, release on close, repair
 //	lock_mode.go  lock: on_plan|on_apply: who takes the lock, stale plans
 //	events.go     autoplan and close on pull_request events
@@ -74,6 +75,7 @@ func New(d *worker.Deps) worker.Feature {
 			river.AddWorker(w, &layerPlanWorker{d: d})
 			river.AddWorker(w, &layerApplyWorker{d: d})
 			river.AddWorker(w, &layerMergeApplyWorker{d: d})
+			river.AddWorker(w, &mergeGroupWorker{d: d})
 			river.AddWorker(w, &lockRepairWorker{d: d})
 			river.AddWorker(w, &driftScanWorker{d: d})
 			river.AddWorker(w, &driftRunWorker{d: d})
