@@ -114,6 +114,7 @@ func TestHydrateValidateBlock(t *testing.T) {
 	if prev.Conclusion != "failure" || !strings.Contains(prev.Title, "1 invalid object") {
 		t.Errorf("preview = %s %q\n%s", prev.Conclusion, prev.Title, prev.Summary)
 	}
+	invalidListed(t, prev.Summary) // with file, kind and name, as on a push
 
 	// The fix is hydrated, though it changes nothing else.
 	fixed := strings.Replace(strings.Replace(badDeployment, `"two"`, "2", 1), "imagePullPolicyy", "imagePullPolicy", 1)
