@@ -25,6 +25,9 @@ type LayerSpec struct {
 	// CodeOwners: the layer requires code owners' approval to apply; its
 	// plan comment says whose is still missing.
 	CodeOwners bool `json:"codeowners,omitempty"`
+	// OnMerge: merging the PR applies the layer (auto_apply: on_merge);
+	// its plan comment says so.
+	OnMerge bool `json:"on_merge,omitempty"`
 }
 
 // LayerPlan plans one layer of a PR at a head commit. Plans only read (the

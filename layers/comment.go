@@ -160,6 +160,9 @@ func (l layerReport) next() string {
 	apply, unlock, plan := markdown.Quote("/apply "+l.Layer), markdown.Quote("/unlock "+l.Layer), markdown.Quote("/plan "+l.Layer)
 	switch l.outcome() {
 	case layerChanged:
+		if l.OnMerge {
+			return l.nextOnMerge(apply, unlock)
+		}
 		if l.CodeOwners != "" {
 			return "Next: code owners must approve first, as " + apply + " would be refused now: " + l.CodeOwners + ". Then " + apply + " to apply."
 		}
@@ -177,6 +180,21 @@ func (l layerReport) next() string {
 		return "Next: " + plan + " to plan again once the cause is fixed."
 	}
 	return "Next: " + plan + " to plan again once the cause is fixed, " + unlock + " to drop the lock."
+}
+
+// nextOnMerge is the next step of a layer that applies on merge
+// (auto_apply: on_merge): merging applies it, if the plan of the merge
+// commit makes these changes; /apply still applies it before.
+func (l layerReport) nextOnMerge(apply, unlock string) string {
+	how := "merging applies it: Strata plans the merge commit and applies that plan only if it makes these changes (" + apply + " applies it now instead"
+	if !l.LocksOnApply {
+		how += ", " + unlock + " drops the plan and the lock"
+	}
+	how += ")."
+	if l.CodeOwners != "" {
+		return "Next: code owners must approve first, as neither " + apply + " nor the merge would apply it now: " + l.CodeOwners + ". Then " + how
+	}
+	return "Next: " + how
 }
 
 // place says where the layer was planned: its dir (when its name is not

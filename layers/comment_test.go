@@ -79,6 +79,38 @@ func TestPlanComment(t *testing.T) {
 			plans:  1,
 		},
 		{
+			name: "a layer that applies on merge -> merging applies it, /apply still can",
+			layers: []layerReport{{Layer: "network", layerAt: layerAt{Dir: "infra/network", Workspace: "default", HeadSHA: planned, OnMerge: true},
+				Result: withChanges(createText)}},
+			lines: []string{"Next: merging applies it: Strata plans the merge commit and applies that plan only if it makes these changes " +
+				"(`/apply network` applies it now instead, `/unlock network` drops the plan and the lock)."},
+			plans: 1,
+		},
+		{
+			name: "applies on merge and locks on apply -> no /unlock",
+			layers: []layerReport{{Layer: "network", layerAt: layerAt{Dir: "infra/network", Workspace: "default", HeadSHA: planned, OnMerge: true, LocksOnApply: true},
+				Result: withChanges(createText)}},
+			lines: []string{"Next: merging applies it: Strata plans the merge commit and applies that plan only if it makes these changes " +
+				"(`/apply network` applies it now instead)."},
+			absent: []string{"/unlock"},
+			plans:  1,
+		},
+		{
+			name: "applies on merge, code owners missing -> they must approve before the merge applies it",
+			layers: []layerReport{{Layer: "network", layerAt: layerAt{Dir: "infra/network", Workspace: "default", HeadSHA: planned, OnMerge: true},
+				Result: withChanges(createText), CodeOwners: "still needed: `infra/network/main.tf` by `@acme/network`"}},
+			lines: []string{"Next: code owners must approve first, as neither `/apply network` nor the merge would apply it now: " +
+				"still needed: `infra/network/main.tf` by `@acme/network`. Then merging applies it: Strata plans the merge commit and applies that plan " +
+				"only if it makes these changes (`/apply network` applies it now instead, `/unlock network` drops the plan and the lock)."},
+			plans: 1,
+		},
+		{
+			name:   "applies on merge, no changes -> one line as any other",
+			layers: []layerReport{{Layer: "network", layerAt: layerAt{Dir: "infra/network", Workspace: "default", HeadSHA: planned, OnMerge: true}, Result: noChanges}},
+			lines:  []string{"✅ **network** (`infra/network`, workspace `default`, at `abc1234`): no changes."},
+			absent: []string{"merging applies"},
+		},
+		{
 			name: "failed, blocked and cancelled -> each says why and what to do",
 			layers: []layerReport{
 				{Layer: "db<prod>", layerAt: at("infra/db"), Error: "terraform init: Error: Unsupported Terraform Core version", LogURL: "https://strata.example/runs/3"},

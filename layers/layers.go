@@ -173,5 +173,6 @@ func touchedLayers(all []config.Layer, files []string, modules layerModules, aut
 
 func specOf(l config.Layer) jobs.LayerSpec {
 	return jobs.LayerSpec{Name: l.Name, Dir: l.Dir, Workspace: l.Workspace, VarFiles: l.VarFiles, DependsOn: l.DependsOn, Engine: l.Engine,
-		LockOnApply: l.LocksOnApply(), State: string(l.State), CodeOwners: slices.Contains(l.ApplyRequirements, config.CodeOwners)}
+		LockOnApply: l.LocksOnApply(), State: string(l.State), CodeOwners: slices.Contains(l.ApplyRequirements, config.CodeOwners),
+		OnMerge: l.AppliesOnMerge()}
 }

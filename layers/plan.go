@@ -150,6 +150,6 @@ func reportBlocked(ctx context.Context, d *worker.Deps, rep *report.Reporter, re
 		return err
 	}
 	return finishBatchItem(ctx, d, rep, repo, pr.Number, batch, layerReport{Layer: layer, Position: pos,
-		layerAt:   layerAt{Dir: l.Dir, Workspace: l.Workspace, HeadSHA: pr.HeadSHA, LocksOnApply: l.LocksOnApply()},
+		layerAt:   layerAt{Dir: l.Dir, Workspace: l.Workspace, HeadSHA: pr.HeadSHA, LocksOnApply: l.LocksOnApply(), OnMerge: l.AppliesOnMerge()},
 		BlockedBy: held.PR, Error: fmt.Sprintf("%s: %s", title, url)})
 }

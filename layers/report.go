@@ -49,11 +49,13 @@ type layerAt struct {
 	Workspace    string `json:"workspace,omitempty"`
 	HeadSHA      string `json:"head_sha,omitempty"`
 	LocksOnApply bool   `json:"locks_on_apply,omitempty"`
+	// OnMerge: merging the pull request applies the layer.
+	OnMerge bool `json:"on_merge,omitempty"`
 }
 
 // planAt is where a plan job plans its layer.
 func planAt(a jobs.LayerPlan) layerAt {
-	return layerAt{Dir: a.Layer.Dir, Workspace: a.Layer.Workspace, HeadSHA: a.HeadSHA, LocksOnApply: a.Layer.LockOnApply}
+	return layerAt{Dir: a.Layer.Dir, Workspace: a.Layer.Workspace, HeadSHA: a.HeadSHA, LocksOnApply: a.Layer.LockOnApply, OnMerge: a.Layer.OnMerge}
 }
 
 // finishBatchItem stores a layer's report; the layer that completes the

@@ -200,6 +200,7 @@ func help(ctx context.Context, c *CommandContext, _ command.Command) error {
 	}
 	list("Layers", layers)
 	b.WriteString(requirementsHelp(c.Config.Layers))
+	b.WriteString(onMergeHelp(c.Config.Layers))
 	list("Syncs", syncs)
 	list("Releases", releases)
 	helpDiscovery(&b, c.Config)

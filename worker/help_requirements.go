@@ -19,6 +19,24 @@ var requirementHelp = map[config.ApplyRequirement]string{
 		"has an approval of the head commit from one of its code owners, as the default branch's CODEOWNERS names them (a team through any of its members)",
 }
 
+// onMergeHelp is the part of /help that lists the layers a merge applies
+// (auto_apply: on_merge, policy from the default branch) and how; "" when
+// there are none.
+func onMergeHelp(layers []config.Layer) string {
+	var names []string
+	for _, l := range layers {
+		if l.AppliesOnMerge() {
+			names = append(names, markdown.Quote(l.Name))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("**Applied on merge** (`auto_apply: on_merge`): %s. Merging a pull request that changes one applies it: "+
+		"Strata plans the merge commit and applies that plan only if it makes the changes of the pull request's last plan, "+
+		"with its apply requirements (approved, codeowners) and policy sets checked against the pull request.\n\n", strings.Join(names, ", "))
+}
+
 // requirementsHelp is the part of /help that lists the layers' apply
 // requirements (policy from the default branch) and what each asks; ""
 // when no layer has any.

@@ -24,3 +24,17 @@ func TestRequirementsHelp(t *testing.T) {
 		t.Errorf("no requirements = %q", got)
 	}
 }
+
+// /help names the layers a merge applies, and how.
+func TestOnMergeHelp(t *testing.T) {
+	layers := []config.Layer{{Name: "network", AutoApply: config.AutoApplyOnMerge}, {Name: "dns"}, {Name: "app", AutoApply: config.AutoApplyOnMerge}}
+	want := "**Applied on merge** (`auto_apply: on_merge`): `network`, `app`. Merging a pull request that changes one applies it: " +
+		"Strata plans the merge commit and applies that plan only if it makes the changes of the pull request's last plan, " +
+		"with its apply requirements (approved, codeowners) and policy sets checked against the pull request.\n\n"
+	if got := onMergeHelp(layers); got != want {
+		t.Errorf("help =\n%s\nwant\n%s", got, want)
+	}
+	if got := onMergeHelp([]config.Layer{{Name: "dns"}}); got != "" {
+		t.Errorf("nothing on merge = %q", got)
+	}
+}
