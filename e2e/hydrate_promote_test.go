@@ -124,7 +124,12 @@ syncs:
 		t.Errorf("staging/dev is not one hydration commit on env")
 	}
 
-	hydrateAt(5, "Scale to 5")
+	// Updated twice: by the second hydration, then by the third.
+	cr = hydrateAt(5, "Scale to 5")
+	if second := open(); second.Number != first.Number || second.Title != "Hydrate dev: "+shas[0][:7]+", "+shas[1][:7] ||
+		!strings.Contains(second.Body, "2 commits, oldest first") || !strings.Contains(cr.Summary, "Updated the promotion pull request [#") {
+		t.Errorf("after the second hydration: #%d %q\n%s\ncheck:\n%s", second.Number, second.Title, second.Body, cr.Summary)
+	}
 	cr = hydrateAt(6, "Scale to `6`\n\nwith a body")
 	pr := open()
 	if pr.Number != first.Number {
