@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -84,7 +85,7 @@ func (p *providerEnv) mergeGroup(g *githubtest.MergeGroup) {
 //     group's head also puts y back, which nobody reviewed: failure naming
 //     #4, infra/app and world_thing.y.
 func TestGovernanceMergeQueue(t *testing.T) {
-	e := startProviderLayers(t, apptest.Options{}, map[string][]providertest.Thing{network: nil, dns: nil, appLayer: nil})
+	e := startProviderLayers(t, apptest.Options{Local: true}, map[string][]providertest.Thing{network: nil, dns: nil, appLayer: nil})
 	e.Repo.Commit("main", map[string]string{".strata.yaml": queueYAML}, "Layers, infra/app on merge")
 	e.Repo.SetPermission("alice", "write")
 
@@ -116,6 +117,7 @@ func TestGovernanceMergeQueue(t *testing.T) {
 	e.WaitIdle(layersWait)
 
 	three := e.plannedLayer("app", appLayer, providertest.Thing{Name: "x", Value: "one"}, providertest.Thing{Name: "y", Value: "two"})
+	e.commentWith(three.Number, "Next: merging applies it: Strata plans the merge commit and applies that plan only if it makes these changes (`/apply infra/app` applies it now instead")
 	g, cr = e.queue(three)
 	if cr.Conclusion != "success" || !strings.Contains(cr.Summary, "#3 `infra/app`: applies on merge; the plan at the group's head "+g.HeadSHA[:7]+" makes the reviewed changes") {
 		t.Fatalf("strata/applied on a group whose on_merge plan is the reviewed one = %s %q %q", cr.Conclusion, cr.Title, cr.Summary)
@@ -131,6 +133,14 @@ func TestGovernanceMergeQueue(t *testing.T) {
 		t.Fatalf("thing y = %q, %v after the group merged", v, ok)
 	}
 	e.WaitIdle(layersWait)
+	// The layer's page shows the merge: the PR, its merge commit, how it ended.
+	_, body := fetchPage(t, uiLogin(t, e.Env, "alice"), e.Config.PublicURL+"/repos/acme/infra/layers/"+url.PathEscape(appLayer))
+	for _, want := range []string{`<table id="merges">`, `<tr data-merge="3">`, `<span class="state success">applied</span>`,
+		"<code>" + g.HeadSHA[:7] + "</code>", "applied the plan of the merge commit"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("layer page lacks %q:\n%s", want, body)
+		}
+	}
 
 	four := e.plannedLayer("app-x", appLayer, providertest.Thing{Name: "x", Value: "three"}, providertest.Thing{Name: "y", Value: "two"})
 	e.world.Set(t, "y", "changed-by-hand")
@@ -142,6 +152,8 @@ func TestGovernanceMergeQueue(t *testing.T) {
 	if v, _ := e.world.Get(t, "x"); v != "one" {
 		t.Fatalf("thing x = %q: checking the group applied it", v)
 	}
+	e.comment(four.Number, "alice", "/help")
+	e.commentWith(four.Number, "**Applied on merge** (`auto_apply: on_merge`): `infra/app`. Merging a pull request that changes one applies it")
 	noViolations(t, e.GitHub)
 	noFailedRuns(t, e.Server.Store())
 }

@@ -73,3 +73,37 @@ func TestHydrateNoCommitWhenOnlyTheSourceCommitChanges(t *testing.T) {
 	noViolations(t, e.GitHub)
 	noFailedRuns(t, e.Server.Store())
 }
+
+// Two pushes that only reword dev's kustomization, hydrated out of order
+// (the later push's event first): neither commits, and the record stays at
+// the later commit instead of going back to the earlier one.
+func TestHydrateNoCommitOutOfOrderKeepsTheLaterRecord(t *testing.T) {
+	files := kustomizeRepo()
+	files[".strata.yaml"] = syncsConfig
+	e := startSyncs(t, apptest.Options{}, files)
+	first := e.push(map[string]string{"deploy/overlays/dev/replicas.yaml": hydratetest.Replicas(4)}, "Scale to 4")
+	e.completed(first, devHydrate)
+	hydrated := e.Repo.Branch("hydrated")
+
+	base := files["deploy/overlays/dev/kustomization.yaml"]
+	earlier := e.Repo.Commit("main", map[string]string{"deploy/overlays/dev/kustomization.yaml": base + "# one\n"}, "Reword once")
+	later := e.Repo.Commit("main", map[string]string{"deploy/overlays/dev/kustomization.yaml": base + "# two\n"}, "Reword twice")
+	e.Deliver(e.Repo.PushEvent("main", earlier, later))
+	if cr := e.completed(later, devHydrate); cr.Title != "No changes" {
+		t.Fatalf("the later push: %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
+	}
+	e.Deliver(e.Repo.PushEvent("main", first, earlier))
+	cr := e.completed(earlier, devHydrate)
+	if cr.Title != "No changes" || !strings.Contains(cr.Summary, "The record of the latest source commit hydrated stays at "+later[:7]) {
+		t.Fatalf("the earlier push: %s %q\n%s", cr.Conclusion, cr.Title, cr.Summary)
+	}
+	h, err := e.Server.Store().SyncHydration(t.Context(), "acme/infra", "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.SourceCommit != later || h.DestCommit != hydrated || e.Repo.Branch("hydrated") != hydrated {
+		t.Errorf("record: source %s, dest %s, branch at %s; want source %s (the later push), dest and branch %s", h.SourceCommit, h.DestCommit, e.Repo.Branch("hydrated"), later, hydrated)
+	}
+	noViolations(t, e.GitHub)
+	noFailedRuns(t, e.Server.Store())
+}

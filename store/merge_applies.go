@@ -140,3 +140,10 @@ func (s *Store) LastMergeApplyOf(ctx context.Context, repo, layer string) (*Merg
 	}
 	return m, err
 }
+
+// MergeAppliesOfLayer lists the layer's latest post-merge applies, the
+// last merged first, at most limit: the web UI's layer page.
+func (s *Store) MergeAppliesOfLayer(ctx context.Context, repo, layer string, limit int) ([]*MergeApply, error) {
+	return queryAll(ctx, s, scanMergeApply, `SELECT `+mergeApplyColumns+` FROM merge_applies WHERE repo = ? AND layer = ?
+		ORDER BY merged_at DESC, id DESC LIMIT ?`, repo, layer, limit)
+}

@@ -78,6 +78,10 @@ func TestMergeApplies(t *testing.T) {
 			if err != nil || last.PR != 3 {
 				t.Fatalf("last = %+v, %v", last, err)
 			}
+			latest, err := st.MergeAppliesOfLayer(ctx, "acme/infra", "net", 2)
+			if err != nil || len(latest) != 2 || latest[0].PR != 3 || latest[1].PR != 2 {
+				t.Fatalf("the layer's latest two = %+v, %v", latest, err)
+			}
 			mine, err := st.MergeAppliesOfPR(ctx, "acme/infra", 1)
 			if err != nil || len(mine) != 1 || mine[0].State != "applied" || mine[0].CheckRunID != 7 {
 				t.Fatalf("of #1 = %+v, %v", mine, err)

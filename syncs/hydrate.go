@@ -129,17 +129,31 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 		}
 		return nil
 	}
-	destCommit, err := keptDestCommit(ctx, d, a, out.Commit)
-	if err != nil {
-		return err
+	newer := ""
+	if out.Commit == "" {
+		if newer, err = recordedNewer(ctx, d, repo, a); err != nil {
+			return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+		}
 	}
-	if err := d.Store.RecordHydration(ctx, store.SyncHydration{
-		Repo: a.FullName, Sync: a.Target, InstallationID: a.InstallationID, Spec: specJSON(a.Sync),
-		Inputs: res.Inputs, SourceCommit: a.HeadSHA, Pinned: storePinned(res.Pinned), DestCommit: destCommit,
-	}); err != nil {
-		return err
+	if newer == "" {
+		destCommit, err := keptDestCommit(ctx, d, a, out.Commit)
+		if err != nil {
+			return err
+		}
+		if err := d.Store.RecordHydration(ctx, store.SyncHydration{
+			Repo: a.FullName, Sync: a.Target, InstallationID: a.InstallationID, Spec: specJSON(a.Sync),
+			Inputs: res.Inputs, SourceCommit: a.HeadSHA, Pinned: storePinned(res.Pinned), DestCommit: destCommit,
+		}); err != nil {
+			return err
+		}
 	}
 	title, summary := hydrateReport(d, a.Target, a.Sync, a.HeadSHA, res, out)
+	switch {
+	case newer != "":
+		summary += fmt.Sprintf("\nThe record of the latest source commit hydrated stays at %s, a later commit whose output this is too.\n", report.Short(newer))
+	case out.Commit == "":
+		summary += fmt.Sprintf("\nThe record of the latest source commit hydrated is now %s.\n", report.Short(a.HeadSHA))
+	}
 	if a.Sync.HydrateTo != "" {
 		p, err := promote(ctx, d, gh, a)
 		if err != nil {
@@ -157,6 +171,28 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 		return tellReleased(ctx, rep, a, "and Strata rehydrated it from the default branch:\n\n"+summary)
 	}
 	return nil
+}
+
+// recordedNewer is the sync's recorded source commit when it is a later
+// commit than the one this hydration, which committed nothing, comes from:
+// two pushes whose output the destination holds already, hydrated out of
+// order, leave the record at the later one. "" lets the record move.
+func recordedNewer(ctx context.Context, d *worker.Deps, repo pull.Repository, a jobs.SyncHydrate) (string, error) {
+	last, err := d.Store.SyncHydration(ctx, a.FullName, a.Target)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if last.FailedCommit != "" || last.SourceCommit == "" || last.SourceCommit == a.HeadSHA {
+		return "", nil
+	}
+	newer, err := isAncestor(ctx, repo, a.HeadSHA, last.SourceCommit)
+	if err != nil || !newer {
+		return "", err
+	}
+	return last.SourceCommit, nil
 }
 
 // tellReleased says on the PR whose takeover ended how the destination was
@@ -253,10 +289,9 @@ func hydrateReport(d *worker.Deps, name string, spec jobs.SyncSpec, sha string, 
 			words.Count(res.Resources, "resource", "resources"), words.Count(len(out.Changes), "file", "files"))
 	} else if out.SameAs != "" {
 		fmt.Fprintf(&b, "Hydrated %s (%s) at %s: **%s**, the same as %s holds from %s but for the source commit they name, "+
-			"so nothing was committed. The record of the latest source commit hydrated moved to %s; the files' %s annotations "+
-			"still name %s.\n\n",
+			"so nothing was committed; the files' %s annotations still name %s.\n\n",
 			markdown.Quote(name), markdown.Quote(spec.Source), report.Short(sha), words.Count(res.Resources, "resource", "resources"),
-			markdown.Quote(dest.Branch+":"+dest.Path), report.Short(out.SameAs), report.Short(sha), markdown.Quote(hydrate.SourceCommitAnnotation), report.Short(out.SameAs))
+			markdown.Quote(dest.Branch+":"+dest.Path), report.Short(out.SameAs), markdown.Quote(hydrate.SourceCommitAnnotation), report.Short(out.SameAs))
 	} else {
 		fmt.Fprintf(&b, "Hydrated %s (%s) at %s: **%s**; %s already holds them, so nothing was committed.\n\n",
 			markdown.Quote(name), markdown.Quote(spec.Source), report.Short(sha), words.Count(res.Resources, "resource", "resources"), markdown.Quote(dest.Branch+":"+dest.Path))

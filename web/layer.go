@@ -29,6 +29,8 @@ type layerView struct {
 	// Policy is the policy state of the layer's last judged plan, nil
 	// when no policy set judged it (web/policy.go).
 	Policy *layerPolicy
+	// Merges are the layer's latest post-merge applies (web/layer_merges.go).
+	Merges []mergeView
 }
 
 func (u *UI) layerPage(w http.ResponseWriter, r *http.Request) {
@@ -70,7 +72,11 @@ func (u *UI) showLayer(w http.ResponseWriter, r *http.Request, v *Viewer, repo R
 		u.dbFailed(w, v, err)
 		return
 	}
-	if len(runs) == 0 && data.Lock == nil && data.State == nil {
+	if data.Merges, err = u.mergesOf(ctx, repo, data.Layer); err != nil {
+		u.dbFailed(w, v, err)
+		return
+	}
+	if len(runs) == 0 && data.Lock == nil && data.State == nil && len(data.Merges) == 0 {
 		// A layer Strata never saw is as absent as one the viewer cannot.
 		u.notFound(w, v)
 		return
