@@ -9,12 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/engine/terraform/testprovider"
 	"strata.dev/strata/engine/terraform/testprovider/providertest"
+	"strata.dev/strata/redact"
 	"strata.dev/strata/sandbox"
 	"strata.dev/strata/store"
 	"strata.dev/strata/store/storetest"
@@ -175,6 +177,15 @@ data "world_exec" "attack" {
 output "attack" {
   value = data.world_exec.attack.stdout
 }
+
+# The credential printed where a plan shows it: an output.
+data "world_exec" "leak" {
+  program = ["sh", "-c", "printf 'leaked=%%s' \"$TF_HTTP_PASSWORD\""]
+}
+
+output "leak" {
+  value = data.world_exec.leak.stdout
+}
 `, providertest.Source, testprovider.Version)
 
 // A PR's code that runs while Terraform plans, with the plan's credential
@@ -183,8 +194,9 @@ output "attack" {
 // the backend) and can do nothing else: its write of its own state, past
 // Terraform's own lock whose ID it took from a 423, is refused, and so are
 // reads and writes of another layer's, another workspace's and another
-// repository's states. The store is as it was, and the credential is
-// nowhere in the run's log or the plan's text. With the server's sandbox
+// repository's states. The store is as it was. A program that prints the
+// credential (into an output) finds it masked wherever the result's
+// Sensitive masks: the run's log, the check and the comment. With the server's sandbox
 // and with `terraform.sandbox: off`: the backend refuses, whatever confines
 // Terraform.
 func TestAttackPlanTimeCodeCannotWriteNorReachOthers(t *testing.T) {
@@ -271,9 +283,21 @@ func planTimeAttack(t *testing.T, bin string, kind terraform.Kind, provider prov
 			t.Errorf("the state of %s has %d versions, had 1", k, len(list))
 		}
 	}
-	for what, text := range map[string]string{"the run's log": log.String(), "the plan's text": res.Text, "the plan file": string(res.PlanFile)} {
-		if strings.Contains(text, cred.Password) {
-			t.Errorf("%s holds the credential", what)
+	// The program printed the credential into an output: the plan shows
+	// it, and the result names it sensitive, so that what masks the log,
+	// the check and the comment with the result's Sensitive (as the server
+	// does) masks it too.
+	if !strings.Contains(res.Text, "leaked="+cred.Password) {
+		t.Fatalf("the plan does not show the printed credential: the leak was not tried\n%s", res.Text)
+	}
+	if !slices.Contains(res.Sensitive, cred.Password) {
+		t.Errorf("the plan's Sensitive does not hold its state credential")
+	}
+	masked, _ := redact.New(nil)
+	masked.Add(res.Sensitive...)
+	for what, text := range map[string]string{"the run's log": log.String(), "the plan's text": res.Text} {
+		if strings.Contains(masked.String(text), cred.Password) {
+			t.Errorf("%s, masked with the plan's Sensitive, holds the credential", what)
 		}
 	}
 }

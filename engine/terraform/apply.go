@@ -57,7 +57,7 @@ func Apply(ctx context.Context, in ApplyInput) (*ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &ApplyResult{Sensitive: plan.Sensitive, TerraformVersion: s.version, Engine: s.setup.Kind}
+	res := &ApplyResult{Sensitive: append(plan.Sensitive, s.setup.State.secrets()...), TerraformVersion: s.version, Engine: s.setup.Kind}
 	if in.Sensitive != nil {
 		in.Sensitive(res.Sensitive)
 	}

@@ -121,7 +121,7 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 	if in.Planned != nil {
 		early.PlanFile, early.Text = planFile, text
 		early.TerraformVersion, early.Engine = s.version, s.setup.Kind
-		early.Sensitive = sensitiveInputs(in.WorkDir, varFiles, in.Env)
+		early.Sensitive = append(sensitiveInputs(in.WorkDir, varFiles, in.Env), s.setup.State.secrets()...)
 		if err := in.Planned(early); err != nil {
 			return nil, err
 		}
@@ -137,6 +137,7 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 	if s.keepJSON != nil {
 		r.JSON, r.JSONTooLarge = s.keepJSON.result()
 	}
+	r.Sensitive = append(r.Sensitive, s.setup.State.secrets()...)
 	r.PlanFile = planFile
 	r.Text = text
 	r.HasChanges = hasChanges

@@ -29,6 +29,17 @@ const StateOverrideFile = "strata_state_override.tf"
 const stateOverride = "# Written by Strata into this run's copy of the layer: the state is Strata's (docs/state.md).\n" +
 	"terraform {\n  backend \"http\" {}\n}\n"
 
+// secrets are what of the backend a run's output must never show: the
+// credential, which a PR's plan-time code or provisioner can print (into an
+// output, say) as it can print any variable of its environment. They join
+// the results' Sensitive, which the log, the check and the comment mask.
+func (h *HTTPState) secrets() []string {
+	if h == nil || h.Password == "" {
+		return nil
+	}
+	return []string{h.Password}
+}
+
 // env adds the backend's variables to a command's environment.
 func (h *HTTPState) env(env map[string]string) {
 	env["TF_HTTP_ADDRESS"] = h.Address
