@@ -145,9 +145,7 @@ func applyOnMerge(f mergeFacts) []mergeStep {
 			s.State, s.Why = mergeRefused, fmt.Sprintf("#%d holds its lock; nothing was applied", holder)
 		default:
 			s.Take = !held || holder != f.PR
-			after := l
-			after.ApplyRequirements = mergeRequirements(l.ApplyRequirements)
-			if why := unmetRequirement(after, f.Requirements); why != "" {
+			if why := unmetRequirement(withMergeRequirements(l), f.Requirements); why != "" {
 				s.State, s.Why, s.Take = mergeRefused, why+"; "+mergeRecovery(l.Name, "the approvals it requires"), false
 			} else if why := mergePolicyRefusal(l.Name, policyGate(f.Policy[l.Name])); why != "" {
 				s.State, s.Why, s.Take = mergeRefused, why, false

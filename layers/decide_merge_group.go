@@ -43,6 +43,10 @@ const (
 	groupEquivalent groupState = "equivalent"
 	// groupDiffers: it does not (or cannot be compared).
 	groupDiffers groupState = "differs"
+	// groupRefused: the layer applies on merge, but the merge would not
+	// apply it (a requirement unmet, the policy gate): said while the
+	// pull request can still be approved.
+	groupRefused groupState = "refused"
 )
 
 // passes says whether the state lets the group merge.
@@ -136,6 +140,10 @@ type groupPR struct {
 	Plans  []*store.Plan
 	// Reviewed names its layers whose reviewed plan's changes are kept.
 	Reviewed map[string]bool
+	// Requirements and Policy are what its merge's apply will be
+	// decided on (applyOnMerge), read for the layers that apply on merge.
+	Requirements requirementFacts
+	Policy       map[string]policyFacts
 }
 
 // groupFacts are what a group is decided on.
@@ -189,6 +197,10 @@ func decideMergeGroup(f groupFacts) []groupItem {
 				it.Why = fmt.Sprintf("planned at %s and not applied; comment %s before it merges", report.Short(pr.Head), markdown.Quote("/apply "+l.Name))
 			case !pr.Reviewed[l.Name]:
 				it.State, it.Why = groupDiffers, "the changes of its reviewed plan were not kept, so the group's plan cannot be compared with them; plan it again"
+			case unmetRequirement(withMergeRequirements(l), pr.Requirements) != "":
+				it.State, it.Why = groupRefused, "the merge would not apply it: "+unmetRequirement(withMergeRequirements(l), pr.Requirements)
+			case policyGate(pr.Policy[l.Name]).refusal(l.Name) != "":
+				it.State, it.Why = groupRefused, "the merge would not apply it: "+policyGate(pr.Policy[l.Name]).refusal(l.Name)
 			default:
 				it.State, it.Why = groupCompare, "applies on merge: the plan at the group's head is compared with the reviewed one"
 			}
@@ -196,6 +208,13 @@ func decideMergeGroup(f groupFacts) []groupItem {
 		}
 	}
 	return out
+}
+
+// withMergeRequirements is the layer with the apply requirements that hold
+// after a merge (mergeRequirements).
+func withMergeRequirements(l config.Layer) config.Layer {
+	l.ApplyRequirements = mergeRequirements(l.ApplyRequirements)
+	return l
 }
 
 // reviewedUnion is what a group's head must change in a layer that applies

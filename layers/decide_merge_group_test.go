@@ -7,6 +7,7 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/pull"
 	"strata.dev/strata/store"
 )
 
@@ -79,6 +80,11 @@ func TestGroupMembers(t *testing.T) {
 func TestDecideMergeGroup(t *testing.T) {
 	onMerge := network
 	onMerge.AutoApply = config.AutoApplyOnMerge
+	strictOnMerge, mergeableOnMerge := onMerge, onMerge
+	strictOnMerge.ApplyRequirements = []config.ApplyRequirement{config.Approved}
+	mergeableOnMerge.ApplyRequirements = []config.ApplyRequirement{config.Mergeable}
+	approvedByBob := requirementFacts{Author: "alice", Head: head, Reviews: []pull.Review{{Author: "bob", State: "APPROVED", CommitID: head}},
+		Reviewers: map[string]pull.Permission{"bob": pull.Write}}
 	lastBy := func(pr int, sha string) store.LayerApplied {
 		return store.LayerApplied{Generation: 1, PR: pr, HeadSHA: sha}
 	}
@@ -93,31 +99,45 @@ func TestDecideMergeGroup(t *testing.T) {
 		reviewed bool
 		last     store.LayerApplied
 		want     want
+		reqs     requirementFacts
+		policy   policyFacts
 	}{
 		{"applied, the layer's last apply", network, []*store.Plan{plan("network", head, true, true)}, false, lastBy(7, head),
-			want{groupApplied, "applied at 1111111"}},
+			want{groupApplied, "applied at 1111111"}, requirementFacts{}, policyFacts{}},
 		{"applied, another PR applied it since", network, []*store.Plan{plan("network", head, true, true)}, false, lastBy(8, oldHead),
-			want{groupMovedOn, "#8 applied the layer at 0000000 since"}},
+			want{groupMovedOn, "#8 applied the layer at 0000000 since"}, requirementFacts{}, policyFacts{}},
 		{"applied at an older head of its own", network, []*store.Plan{plan("network", head, true, true)}, false, lastBy(7, oldHead),
-			want{groupMovedOn, "#7 applied the layer at 0000000 since"}},
+			want{groupMovedOn, "#7 applied the layer at 0000000 since"}, requirementFacts{}, policyFacts{}},
 		{"planned, not applied", network, []*store.Plan{plan("network", head, true, false)}, false, lastBy(8, oldHead),
-			want{groupUnapplied, "planned at 1111111 and not applied; comment `/apply network` before it merges"}},
+			want{groupUnapplied, "planned at 1111111 and not applied; comment `/apply network` before it merges"}, requirementFacts{}, policyFacts{}},
 		{"not planned at its head", network, []*store.Plan{plan("network", oldHead, true, true)}, false, lastBy(7, oldHead),
-			want{groupUnplanned, "no plan of its head 1111111; comment `/plan network` then `/apply network`"}},
+			want{groupUnplanned, "no plan of its head 1111111; comment `/plan network` then `/apply network`"}, requirementFacts{}, policyFacts{}},
 		{"no changes", network, []*store.Plan{plan("network", head, false, false)}, false, store.LayerApplied{},
-			want{groupNoChanges, "changes nothing"}},
+			want{groupNoChanges, "changes nothing"}, requirementFacts{}, policyFacts{}},
 		{"applies on merge: compared", onMerge, []*store.Plan{plan("network", head, true, false)}, true, store.LayerApplied{},
-			want{groupCompare, "applies on merge"}},
+			want{groupCompare, "applies on merge"}, requirementFacts{}, policyFacts{}},
 		{"applies on merge, not planned", onMerge, nil, true, store.LayerApplied{},
-			want{groupUnplanned, "no plan of its head 1111111; comment `/plan network`"}},
+			want{groupUnplanned, "no plan of its head 1111111; comment `/plan network`"}, requirementFacts{}, policyFacts{}},
 		{"applies on merge, reviewed changes lost", onMerge, []*store.Plan{plan("network", head, true, false)}, false, store.LayerApplied{},
-			want{groupDiffers, "were not kept"}},
+			want{groupDiffers, "were not kept"}, requirementFacts{}, policyFacts{}},
 		{"applies on merge, already applied with /apply", onMerge, []*store.Plan{plan("network", head, true, true)}, true, lastBy(7, head),
-			want{groupApplied, "applied at"}},
+			want{groupApplied, "applied at"}, requirementFacts{}, policyFacts{}},
+		{"applies on merge, requires an approval it lacks", strictOnMerge, []*store.Plan{plan("network", head, true, false)}, true, store.LayerApplied{},
+			want{groupRefused, "the merge would not apply it: it requires an approving review"}, requirementFacts{Author: "alice", Head: head}, policyFacts{}},
+		{"applies on merge, approved", strictOnMerge, []*store.Plan{plan("network", head, true, false)}, true, store.LayerApplied{},
+			want{groupCompare, "applies on merge"}, approvedByBob, policyFacts{}},
+		{"applies on merge, mergeable means nothing after a merge", mergeableOnMerge, []*store.Plan{plan("network", head, true, false)}, true, store.LayerApplied{},
+			want{groupCompare, "applies on merge"}, requirementFacts{Conflicts: true}, policyFacts{}},
+		{"applies on merge, blocked by policy", onMerge, []*store.Plan{plan("network", head, true, false)}, true, store.LayerApplied{},
+			want{groupRefused, "the merge would not apply it: `network`: blocked by policy: `/approve-policies network` from an owner of each set that denies the plan: set `guard` by @carol or @acme/security"},
+			requirementFacts{}, judged(guardDenies)},
+		{"applies on merge, an owner approved the denial", onMerge, []*store.Plan{plan("network", head, true, false)}, true, store.LayerApplied{},
+			want{groupCompare, "applies on merge"}, requirementFacts{}, judged(guardDenies, "guard")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := decideMergeGroup(groupFacts{
-				PRs:       []groupPR{{Number: 7, Head: head, Layers: []config.Layer{tc.layer}, Plans: tc.plans, Reviewed: map[string]bool{"network": tc.reviewed}}},
+				PRs: []groupPR{{Number: 7, Head: head, Layers: []config.Layer{tc.layer}, Plans: tc.plans, Reviewed: map[string]bool{"network": tc.reviewed},
+					Requirements: tc.reqs, Policy: map[string]policyFacts{"network": tc.policy}}},
 				LastApply: map[string]store.LayerApplied{"network": tc.last},
 			})
 			if len(got) != 1 || got[0].PR != 7 || got[0].State != tc.want.state || !strings.Contains(got[0].Why, tc.want.why) {

@@ -153,17 +153,31 @@ func (w *mergeGroupWorker) groupPR(ctx context.Context, a jobs.MergeGroup, n int
 	if g.Plans, err = d.Store.PlansOfPR(ctx, a.FullName, n); err != nil {
 		return g, err
 	}
+	var onMerge []config.Layer
 	for _, l := range g.Layers {
 		if !l.AppliesOnMerge() {
 			continue
 		}
+		onMerge = append(onMerge, l)
 		if _, err := d.Store.PlanChanges(ctx, a.FullName, n, l.Name, g.Head); err == nil {
 			g.Reviewed[l.Name] = true
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return g, err
 		}
 	}
-	return g, nil
+	if len(onMerge) == 0 {
+		return g, nil
+	}
+	// What the merge's apply will ask (mergeOnClose), asked now, while the
+	// pull request can still be approved.
+	if g.Requirements, err = readRequirements(ctx, pr, onMerge); err != nil {
+		return g, err
+	}
+	if err := readCodeownersAt(ctx, pr, a.BaseSHA, onMerge, fetchTree(ctx, d, a.Repo, g.Head), &g.Requirements); err != nil {
+		return g, err
+	}
+	g.Policy, err = readPolicyFacts(ctx, d, a.FullName, n, g.Head, onMerge, cfg.Repo, g.Plans)
+	return g, err
 }
 
 // compare plans the group's head once for each layer that applies on
