@@ -9,7 +9,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
-	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/engine/terraform/terraformtest"
 	"strata.dev/strata/githubtest"
 	"strata.dev/strata/sandbox"
 	"strata.dev/strata/tooltest"
@@ -75,7 +75,7 @@ func (e *layersEnv) layerFile(dir string, n int) string {
 	e.t.Helper()
 	tmp := e.t.TempDir()
 	state := filepath.Join(e.state, strings.ReplaceAll(dir, "/", "_"), "terraform.tfstate")
-	if err := terraform.WriteFixtureLayer(tmp, n, state); err != nil {
+	if err := terraformtest.WriteFixtureLayer(tmp, n, state); err != nil {
 		e.t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(tmp, "main.tf"))

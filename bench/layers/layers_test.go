@@ -27,7 +27,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/config"
-	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/engine/terraform/terraformtest"
 	"strata.dev/strata/engine/terraform/testprovider/providertest"
 	"strata.dev/strata/tooltest"
 )
@@ -333,7 +333,7 @@ func withState(opts apptest.Options, stateDir string) apptest.Options {
 func layerFile(t *testing.T, n int, state string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := terraform.WriteFixtureLayer(dir, n, state); err != nil {
+	if err := terraformtest.WriteFixtureLayer(dir, n, state); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "main.tf"))

@@ -37,6 +37,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/engine/terraform/terraformtest"
 	"strata.dev/strata/githubtest"
 	"strata.dev/strata/store"
 	"strata.dev/strata/store/storetest"
@@ -85,7 +86,7 @@ func build(t *testing.T) string {
 // bigLayer is a layer of n terraform_data resources whose inputs print
 // about 1 MB each, its state at state.
 func bigLayer(n int, state string) string {
-	return terraform.BackendBlock(state) + fmt.Sprintf(`
+	return terraformtest.BackendBlock(state) + fmt.Sprintf(`
 locals {
   zeros = format("%%099d", 0)
 }

@@ -11,6 +11,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/engine/terraform/terraformtest"
 	"strata.dev/strata/tooltest"
 )
 
@@ -27,7 +28,7 @@ func formatCheckout(t *testing.T) (root, version string) {
 	t.Setenv("TF_CLI_CONFIG_FILE", "/dev/null")
 	root, states := t.TempDir(), t.TempDir()
 	for dir, n := range map[string]int{"good": 1, "quiet": 0} {
-		if err := terraform.WriteFixtureLayer(filepath.Join(root, dir), n, filepath.Join(states, dir+".tfstate")); err != nil {
+		if err := terraformtest.WriteFixtureLayer(filepath.Join(root, dir), n, filepath.Join(states, dir+".tfstate")); err != nil {
 			t.Fatal(err)
 		}
 	}

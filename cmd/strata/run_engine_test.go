@@ -12,6 +12,7 @@ import (
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/engine/terraform/terraformtest"
 	"strata.dev/strata/tooltest"
 )
 
@@ -33,7 +34,7 @@ func TestRunLayersByEngine(t *testing.T) {
 	t.Setenv("TF_CLI_CONFIG_FILE", "/dev/null")
 	root, states := t.TempDir(), t.TempDir()
 	for _, dir := range []string{"old", "new"} {
-		if err := terraform.WriteFixtureLayer(filepath.Join(root, dir), 1, filepath.Join(states, dir+".tfstate")); err != nil {
+		if err := terraformtest.WriteFixtureLayer(filepath.Join(root, dir), 1, filepath.Join(states, dir+".tfstate")); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"strata.dev/strata/engine/terraform/terraformtest"
 	"strata.dev/strata/sandbox"
 	"strata.dev/strata/tooltest"
 )
@@ -74,7 +75,7 @@ func (s *scenario) tree(files map[string]string) Setup {
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		s.t.Fatal(err)
 	}
-	files = withFile(files, "backend.tf", BackendBlock(s.statePath))
+	files = withFile(files, "backend.tf", terraformtest.BackendBlock(s.statePath))
 	writeFiles(s.t, workDir, files)
 	return Setup{
 		WorkDir:        workDir,

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"strata.dev/strata/engine/terraform/terraformtest"
 )
 
 // Only a layer that may install providers waits for the plugin cache lock.
@@ -33,7 +35,7 @@ func TestNeedsProviders(t *testing.T) {
 
 func BenchmarkNeedsProviders(b *testing.B) {
 	dir := b.TempDir()
-	if err := WriteFixtureLayer(dir, 2000, filepath.Join(dir, "state")); err != nil {
+	if err := terraformtest.WriteFixtureLayer(dir, 2000, filepath.Join(dir, "state")); err != nil {
 		b.Fatal(err)
 	}
 	for i := 0; i < b.N; i++ {
