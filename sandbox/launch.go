@@ -29,6 +29,7 @@ func init() {
 	if err != nil {
 		fail(err)
 	}
+	widenOutput()
 	if s.Unconfined {
 		fail(execProgram(s))
 	}
