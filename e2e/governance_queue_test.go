@@ -21,7 +21,7 @@ layers:
 `
 
 const (
-	dns = "infra/dns"
+	dns      = "infra/dns"
 	appLayer = "infra/app"
 )
 
