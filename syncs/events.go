@@ -104,7 +104,7 @@ func showPaused(ctx context.Context, d *worker.Deps, rep *report.Reporter, t *st
 		return err
 	}
 	_, err := rep.CreateCheck(ctx, report.Check{Name: name, HeadSHA: sha, Conclusion: "neutral",
-		Title: pausedTitle(t), Summary: pausedSummary(d, t), DetailsURL: d.PRURL(t.Repo, t.PR)})
+		Title: pausedTitle(t), Summary: pausedSummary(t, d.PRURL(t.Repo, t.PR)), DetailsURL: d.PRURL(t.Repo, t.PR)})
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v60/github"
 	"github.com/riverqueue/river"
 
 	"strata.dev/strata/checks"
@@ -33,6 +34,9 @@ func (w *syncHydrateWorker) Timeout(*river.Job[jobs.SyncHydrate]) time.Duration 
 	return jobs.SyncHydrateTimeout
 }
 
+// Work is the job in three steps: hydrateSync does the hydration up to the
+// first fact that ends it, hydrateOutcomeOf decides what that means for
+// the check and the PR, and finishHydration acts on it once.
 func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHydrate]) error {
 	a, d := job.Args, w.d
 	rep, err := d.Reporter(a.Repo)
@@ -43,7 +47,6 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 	if err != nil {
 		return err
 	}
-	repo := pull.NewRepo(gh, a.Owner, a.Name)
 	check := report.Check{Name: checks.Hydrate(a.Target), HeadSHA: a.HeadSHA, Status: "in_progress",
 		Title: "Hydrating", Summary: fmt.Sprintf("Hydrating %s from %s at %s.", markdown.Quote(a.Target), markdown.Quote(a.Sync.Source), report.Short(a.HeadSHA))}
 	if a.PR != 0 {
@@ -56,95 +59,81 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 	// kustomize runs in-process and prints nothing: the run's log says what
 	// the check says, for the web UI's run page.
 	d.AppendLog(ctx, fmt.Sprintf("[strata] kustomize build %s at %s\n", a.Sync.Source, a.HeadSHA), nil)
-	finish := func(conclusion, title, summary string) error {
-		check.Status, check.Conclusion, check.Title, check.Summary = "", conclusion, title, summary
-		d.AppendLog(ctx, fmt.Sprintf("[strata] %s: %s\n\n%s\n", conclusion, title, summary), nil)
-		return rep.UpdateCheck(ctx, checkID, check)
-	}
+	h, err := hydrateSync(ctx, d, gh, a)
+	h.Err, h.LastAttempt = err, job.Attempt >= job.MaxAttempts
+	return finishHydration(ctx, d, rep, a, check, checkID, hydrateOutcomeOf(a, h))
+}
 
+// hydrateSync builds the sync, validates its output, commits it, records
+// it and opens its promotion, and says what it found up to the first fact
+// that ends the hydration, with the error that stopped it.
+func hydrateSync(ctx context.Context, d *worker.Deps, gh *github.Client, a jobs.SyncHydrate) (hydration, error) {
 	if t, err := d.Store.Takeover(ctx, a.FullName, a.Target); err == nil {
-		if err := finish("neutral", pausedTitle(t), pausedSummary(d, t)); err != nil {
-			return err
-		}
-		if a.Reason == jobs.HydrateRelease {
-			// Taken over again before the hand-back ran: that takeover's end hydrates it.
-			return tellReleased(ctx, rep, a, fmt.Sprintf("but #%d took it over before Strata rehydrated it from the default branch; "+
-				"the default branch's head is hydrated into it when that takeover ends.", t.PR))
-		}
-		return nil
+		return hydration{Takeover: t, TakeoverURL: d.PRURL(t.Repo, t.PR)}, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
+		return hydration{}, err
 	}
-
 	res, err := buildSync(ctx, d, a.Repo, a.Sync, a.HeadSHA, a.HeadSHA)
 	var bad *hydrate.Error
 	if errors.As(err, &bad) {
-		if err := d.Store.RecordFailedBuild(ctx, a.FullName, a.Target, a.HeadSHA); err != nil {
-			return err
-		}
-		if err := finish("failure", "kustomize build failed", buildFailure(a.Target, a.HeadSHA, bad)); err != nil {
-			return err
-		}
-		if a.Reason == jobs.HydrateRelease {
-			return tellReleased(ctx, rep, a, fmt.Sprintf("but hydrating %s at %s failed; nothing was committed:\n\n%s",
-				markdown.Quote(a.Sync.DestBranch), report.Short(a.HeadSHA), markdown.Block("", bad.Error())))
-		}
-		return nil
+		return hydration{Build: bad}, nil
 	}
 	if err != nil {
-		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+		return hydration{}, err
 	}
 	valid, err := validateOutput(d, a.Sync, res)
 	if err != nil {
-		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+		return hydration{}, err
 	}
+	h := hydration{Valid: &valid}
 	if valid.Block {
-		if err := d.Store.RecordFailedBuild(ctx, a.FullName, a.Target, a.HeadSHA); err != nil {
-			return err
-		}
-		return finish("failure", valid.Title+": not hydrated", valid.Text)
+		return h, nil
 	}
-	finish = valid.finishing(finish)
 	dest, msg, err := hydrationTarget(ctx, d, gh, a)
 	if errors.Is(err, gitcommit.ErrNoBranch) {
-		return finish("failure", "No branch to promote into", noPromotionBase(a))
+		h.NoBranch = true
+		return h, nil
 	}
 	if err != nil {
-		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+		return h, err
 	}
+	repo := pull.NewRepo(gh, a.Owner, a.Name)
 	same := func(_ context.Context, cur *hydrate.SyncState, held map[string][]byte) (string, error) {
 		return sameOutput(cur, held, dest.Path, a.FullName, a.HeadSHA, res.FilesAt)
 	}
 	out, err := (gitcommit.Writer{GitHub: gh, Same: same}).Commit(ctx, dest, res.Files, msg, defaultBranchGuard(d, repo, a.Target, a.HeadSHA))
 	if err != nil {
-		return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+		return h, err
 	}
 	if out.Skipped != "" {
-		note := fmt.Sprintf("%s was not hydrated from %s: %s.", markdown.Quote(a.Target), report.Short(a.HeadSHA), out.Skipped)
-		if err := finish("neutral", "Not hydrated", note); err != nil {
-			return err
-		}
-		if a.Reason == jobs.HydrateRelease {
-			return tellReleased(ctx, rep, a, "but "+note)
-		}
-		return nil
+		h.Skipped = out.Skipped
+		return h, nil
 	}
+	h.Title, h.Summary, err = recordHydration(ctx, d, gh, repo, a, res, out)
+	return h, err
+}
+
+// recordHydration records what a hydration committed (or found the
+// destination holding), opens or updates its promotion, and returns the
+// title and summary of its check.
+func recordHydration(ctx context.Context, d *worker.Deps, gh *github.Client, repo pull.Repository, a jobs.SyncHydrate, res *hydrate.Result, out *gitcommit.Result) (string, string, error) {
 	newer := ""
 	if out.Commit == "" {
+		var err error
 		if newer, err = recordedNewer(ctx, d, repo, a); err != nil {
-			return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+			return "", "", err
 		}
 	}
 	if newer == "" {
 		destCommit, err := keptDestCommit(ctx, d, a, out.Commit)
 		if err != nil {
-			return err
+			return "", "", err
 		}
 		if err := d.Store.RecordHydration(ctx, store.SyncHydration{
 			Repo: a.FullName, Sync: a.Target, InstallationID: a.InstallationID, Spec: specJSON(a.Sync),
 			Inputs: res.Inputs, SourceCommit: a.HeadSHA, Pinned: storePinned(res.Pinned), DestCommit: destCommit,
 		}); err != nil {
-			return err
+			return "", "", err
 		}
 	}
 	title, summary := hydrateReport(d, a.Target, a.Sync, a.HeadSHA, res, out)
@@ -157,20 +146,38 @@ func (w *syncHydrateWorker) Work(ctx context.Context, job *river.Job[jobs.SyncHy
 	if a.Sync.HydrateTo != "" {
 		p, err := promote(ctx, d, gh, a)
 		if err != nil {
-			return lastAttempt(ctx, job.Attempt, job.MaxAttempts, err, finish)
+			return "", "", err
 		}
 		summary = promotionNote(d, a.Sync, p) + summary
 	}
-	if a.Note != "" {
-		summary = a.Note + "\n\n" + summary
+	return title, summary, nil
+}
+
+// finishHydration acts once on a hydration's outcome: it records a failed
+// source commit, completes the check, tells the PR whose takeover ended,
+// and returns the error that retries or fails the job.
+func finishHydration(ctx context.Context, d *worker.Deps, rep *report.Reporter, a jobs.SyncHydrate, check report.Check, checkID int64, out hydrateOutcome) error {
+	if out.RecordFailed {
+		if err := d.Store.RecordFailedBuild(ctx, a.FullName, a.Target, a.HeadSHA); err != nil {
+			return err
+		}
 	}
-	if err := finish("success", title, summary); err != nil {
-		return err
+	if out.Conclusion != "" {
+		check.Status, check.Conclusion, check.Title, check.Summary = "", out.Conclusion, out.Title, out.Summary
+		d.AppendLog(ctx, fmt.Sprintf("[strata] %s: %s\n\n%s\n", out.Conclusion, out.Title, out.Summary), nil)
+		err := rep.UpdateCheck(ctx, checkID, check)
+		if out.Err != nil {
+			worker.Warn(ctx, err, "report the failed hydration")
+			return out.Err
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if a.Reason == jobs.HydrateRelease {
-		return tellReleased(ctx, rep, a, "and Strata rehydrated it from the default branch:\n\n"+summary)
+	if out.Tell != "" {
+		return tellReleased(ctx, rep, a, out.Tell)
 	}
-	return nil
+	return out.Err
 }
 
 // recordedNewer is the sync's recorded source commit when it is a later
@@ -199,16 +206,6 @@ func recordedNewer(ctx context.Context, d *worker.Deps, repo pull.Repository, a 
 // given back.
 func tellReleased(ctx context.Context, rep *report.Reporter, a jobs.SyncHydrate, what string) error {
 	_, err := rep.Comment(ctx, a.PR, fmt.Sprintf("The takeover of %s by #%d ended (%s), %s", markdown.Quote(a.Target), a.PR, a.Note, what))
-	return err
-}
-
-// lastAttempt reports an error on the check when no attempt is left, and
-// returns it so that the job is retried or fails.
-func lastAttempt(ctx context.Context, attempt, max int, err error, finish func(string, string, string) error) error {
-	if attempt >= max {
-		worker.Warn(ctx, finish("failure", "Hydration failed", "Strata could not hydrate this sync:\n\n"+markdown.Block("", err.Error())),
-			"report the failed hydration")
-	}
 	return err
 }
 
@@ -328,10 +325,12 @@ func pausedTitle(t *store.Takeover) string {
 	return fmt.Sprintf("Paused by #%d until %s", t.PR, when(t.ExpiresAt))
 }
 
-func pausedSummary(d *worker.Deps, t *store.Takeover) string {
+// pausedSummary says why a taken-over sync is not hydrated; prURL is the
+// page of the PR holding it.
+func pausedSummary(t *store.Takeover, prURL string) string {
 	return fmt.Sprintf("[#%d](%s) took %s over (@%s) until %s: pushes to the default branch do not hydrate it until the takeover "+
 		"ends with `/release %s`, the Release button, the pull request closing, or expiry. Strata then hydrates the default branch's head.",
-		t.PR, d.PRURL(t.Repo, t.PR), markdown.Quote(t.Sync), t.Holder, when(t.ExpiresAt), t.Sync)
+		t.PR, prURL, markdown.Quote(t.Sync), t.Holder, when(t.ExpiresAt), t.Sync)
 }
 
 func storePinned(in []hydrate.PinnedImage) []store.PinnedImage {

@@ -120,14 +120,20 @@ func validateOutput(d *worker.Deps, spec jobs.SyncSpec, res *hydrate.Result) (va
 // summary.
 func (v validated) finishing(finish func(conclusion, title, summary string) error) func(conclusion, title, summary string) error {
 	return func(conclusion, title, summary string) error {
-		if conclusion == "success" && v.Conclusion != "success" {
-			conclusion, title = v.Conclusion, title+"; "+v.Title
-		}
-		if v.Text != "" {
-			summary = strings.TrimRight(summary, "\n") + "\n\n" + v.Text
-		}
-		return finish(conclusion, title, summary)
+		return finish(v.apply(conclusion, title, summary))
 	}
+}
+
+// apply is what finishing reports instead of a check's conclusion, title
+// and summary.
+func (v validated) apply(conclusion, title, summary string) (string, string, string) {
+	if conclusion == "success" && v.Conclusion != "success" {
+		conclusion, title = v.Conclusion, title+"; "+v.Title
+	}
+	if v.Text != "" {
+		summary = strings.TrimRight(summary, "\n") + "\n\n" + v.Text
+	}
+	return conclusion, title, summary
 }
 
 // previewing is finishing for a preview's check, whose text holds the diff:
