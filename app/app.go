@@ -189,6 +189,12 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "ready\nversion: %s\n%s", version.String(), s.sandbox.Table())
 }
 
+// capabilities is the runtime of every capability, wired explicitly: what
+// each owns (commands, workers, scans) is in its package.
+func capabilities(deps *worker.Deps, clusters releases.Clusters) (*worker.Runtime, error) {
+	return worker.New(deps, layers.New(deps), syncs.New(deps), releases.New(deps, clusters), worker.Housekeeping(deps))
+}
+
 // configure builds everything that needs the App's identity.
 func (s *Server) configure(ctx context.Context) error {
 	cfg, opts := s.cfg, s.opts
@@ -219,8 +225,7 @@ func (s *Server) configure(ctx context.Context) error {
 		return err
 	}
 
-	// Every capability, wired explicitly: what it owns is in its package.
-	rt, err := worker.New(deps, layers.New(deps), syncs.New(deps), releases.New(deps, opts.Clusters), worker.Housekeeping(deps))
+	rt, err := capabilities(deps, opts.Clusters)
 	if err != nil {
 		return err
 	}

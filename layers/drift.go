@@ -31,11 +31,7 @@ import (
 // layer skipped because a PR holds its lock is retried this much later.
 const driftScanEvery = time.Minute
 
-func driftScanPeriodic() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(driftScanEvery),
-		func() (river.JobArgs, *river.InsertOpts) { return jobs.DriftScan{}, nil },
-		&river.PeriodicJobOpts{RunOnStart: true, ID: "drift_scan"})
-}
+var driftScanPeriodic = worker.Periodic{ID: "drift_scan", Every: driftScanEvery, AtStart: true, Args: jobs.DriftScan{}}
 
 // driftOnPush reads .strata.yaml at the default branch's new head and
 // stores which layers ask for drift detection: only the default branch's
@@ -76,11 +72,7 @@ func (w *driftScanWorker) Work(ctx context.Context, job *river.Job[jobs.DriftSca
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, l := range due {
-		errs = append(errs, w.scan(ctx, l, now))
-	}
-	return errors.Join(errs...)
+	return worker.Each(ctx, due, func(ctx context.Context, l *store.DriftLayer) error { return w.scan(ctx, l, now) })
 }
 
 func (w *driftScanWorker) scan(ctx context.Context, l *store.DriftLayer, now time.Time) error {

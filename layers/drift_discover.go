@@ -22,11 +22,7 @@ import (
 // App no longer reaches.
 const driftDiscoverEvery = 6 * time.Hour
 
-func driftDiscoverPeriodic() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(driftDiscoverEvery),
-		func() (river.JobArgs, *river.InsertOpts) { return jobs.DriftDiscover{}, nil },
-		&river.PeriodicJobOpts{RunOnStart: true, ID: "drift_discover"})
-}
+var driftDiscoverPeriodic = worker.Periodic{ID: "drift_discover", Every: driftDiscoverEvery, AtStart: true, Args: jobs.DriftDiscover{}}
 
 type driftDiscoverWorker struct {
 	river.WorkerDefaults[jobs.DriftDiscover]
@@ -47,9 +43,9 @@ func (w *driftDiscoverWorker) Work(ctx context.Context, job *river.Job[jobs.Drif
 	var errs []error
 	if err := pull.EachPage(func(opts *github.ListOptions) (*github.Response, error) {
 		insts, resp, err := app.Apps.ListInstallations(ctx, opts)
-		for _, inst := range insts {
-			errs = append(errs, w.installation(ctx, inst.GetID(), seen))
-		}
+		errs = append(errs, worker.Each(ctx, insts, func(ctx context.Context, inst *github.Installation) error {
+			return w.installation(ctx, inst.GetID(), seen)
+		}))
 		return resp, err
 	}); err != nil {
 		return fmt.Errorf("list the App's installations: %w", err)
@@ -61,12 +57,15 @@ func (w *driftDiscoverWorker) Work(ctx context.Context, job *river.Job[jobs.Drif
 	if err != nil {
 		return err
 	}
+	var gone []string
 	for _, repo := range known {
 		if !seen[repo] {
-			errs = append(errs, d.Store.SetDriftLayers(ctx, repo, 0, nil, d.Now()))
+			gone = append(gone, repo)
 		}
 	}
-	return errors.Join(errs...)
+	return worker.Each(ctx, gone, func(ctx context.Context, repo string) error {
+		return d.Store.SetDriftLayers(ctx, repo, 0, nil, d.Now())
+	})
 }
 
 // installation reads the drift settings of each repository of one
@@ -83,13 +82,16 @@ func (w *driftDiscoverWorker) installation(ctx context.Context, id int64, seen m
 		if err != nil {
 			return resp, err
 		}
+		var live []*github.Repository
 		for _, r := range list.Repositories {
-			if r.GetArchived() {
-				continue
+			if !r.GetArchived() {
+				seen[r.GetFullName()] = true
+				live = append(live, r)
 			}
-			seen[r.GetFullName()] = true
-			errs = append(errs, w.repo(ctx, jobs.NewRepo(id, r.GetOwner().GetLogin(), r.GetName()), r.GetDefaultBranch()))
 		}
+		errs = append(errs, worker.Each(ctx, live, func(ctx context.Context, r *github.Repository) error {
+			return w.repo(ctx, jobs.NewRepo(id, r.GetOwner().GetLogin(), r.GetName()), r.GetDefaultBranch())
+		}))
 		return resp, nil
 	}); err != nil {
 		return fmt.Errorf("list the repositories of installation %d: %w", id, err)

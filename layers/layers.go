@@ -70,7 +70,7 @@ func New(d *worker.Deps) worker.Feature {
 			jobs.LayerMergeApply{}.Kind(): func(ctx context.Context, job queue.Interrupted) error { return mergeApplyInterrupted(ctx, d, job) },
 		},
 		OnPush:   func(ctx context.Context, ev jobs.Push) error { return driftOnPush(ctx, d, ev) },
-		Periodic: []*river.PeriodicJob{lockRepairPeriodic(), driftScanPeriodic(), driftDiscoverPeriodic()},
+		Periodic: []worker.Periodic{lockRepairPeriodic, driftScanPeriodic, driftDiscoverPeriodic},
 		AddWorkers: func(w *river.Workers) {
 			river.AddWorker(w, &layerPlanWorker{d: d})
 			river.AddWorker(w, &layerApplyWorker{d: d})

@@ -147,22 +147,14 @@ func (w *lockRepairWorker) Timeout(*river.Job[jobs.LockRepair]) time.Duration {
 	return jobs.LockRepairTimeout
 }
 
-func lockRepairPeriodic() *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return jobs.LockRepair{}, nil },
-		&river.PeriodicJobOpts{RunOnStart: true, ID: "layer_lock_repair"})
-}
+var lockRepairPeriodic = worker.Periodic{ID: "layer_lock_repair", Every: time.Hour, AtStart: true, Args: jobs.LockRepair{}}
 
 func (w *lockRepairWorker) Work(ctx context.Context, job *river.Job[jobs.LockRepair]) error {
 	locks, err := w.d.Store.AllLocks(ctx)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, l := range locks {
-		errs = append(errs, w.repair(ctx, l))
-	}
-	return errors.Join(errs...)
+	return worker.Each(ctx, locks, w.repair)
 }
 
 func (w *lockRepairWorker) repair(ctx context.Context, l *store.Lock) error {

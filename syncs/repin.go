@@ -19,10 +19,10 @@ import (
 // defaultRepinInterval is used when the server config sets none.
 const defaultRepinInterval = 5 * time.Minute
 
-func repinPeriodic(every time.Duration) *river.PeriodicJob {
-	return river.NewPeriodicJob(river.PeriodicInterval(every),
-		func() (river.JobArgs, *river.InsertOpts) { return jobs.SyncRepin{}, nil },
-		&river.PeriodicJobOpts{ID: "sync_repin"})
+// repinPeriodic re-resolves the pinned images every repin_interval (not at
+// start, as it always was).
+func repinPeriodic(every time.Duration) worker.Periodic {
+	return worker.Periodic{ID: "sync_repin", Every: every, Args: jobs.SyncRepin{}}
 }
 
 // syncRepinWorker re-resolves the images each sync pinned to digests at its
@@ -43,14 +43,10 @@ func (w *syncRepinWorker) Work(ctx context.Context, job *river.Job[jobs.SyncRepi
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, h := range syncs {
-		errs = append(errs, w.repin(ctx, h))
-	}
+	err = worker.Each(ctx, syncs, w.repin)
 	// The periodic job also finishes the takeover endings no job retries any
 	// more, so that no hand-back is lost (see sweepEndings).
-	errs = append(errs, sweepEndings(ctx, d))
-	return errors.Join(errs...)
+	return errors.Join(err, sweepEndings(ctx, d))
 }
 
 func (w *syncRepinWorker) repin(ctx context.Context, h *store.SyncHydration) error {

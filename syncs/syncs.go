@@ -57,7 +57,7 @@ func New(d *worker.Deps) worker.Feature {
 		Interrupted: map[string]worker.InterruptedFunc{
 			jobs.SyncTakeover{}.Kind(): func(ctx context.Context, job queue.Interrupted) error { return takeoverInterrupted(ctx, d, job) },
 		},
-		Periodic: []*river.PeriodicJob{repinPeriodic(every)},
+		Periodic: []worker.Periodic{repinPeriodic(every)},
 		AddWorkers: func(w *river.Workers) {
 			river.AddWorker(w, &syncHydrateWorker{d: d})
 			river.AddWorker(w, &syncPreviewWorker{d: d})

@@ -25,8 +25,8 @@ type Feature struct {
 	// Interrupted reports, per job kind, a run with side effects that a
 	// crash cut short; those kinds are never retried after a crash.
 	Interrupted map[string]InterruptedFunc
-	// Periodic jobs are enqueued by the queue's leader on a schedule.
-	Periodic []*river.PeriodicJob
+	// Periodic are the scans the queue's leader enqueues on a schedule.
+	Periodic []Periodic
 	// AddWorkers adds the feature's River workers.
 	AddWorkers func(*river.Workers)
 }
@@ -54,12 +54,19 @@ type Runtime struct {
 func New(d *Deps, features ...Feature) (*Runtime, error) {
 	r := &Runtime{d: d, features: features,
 		commands: map[string]Command{"help": {Run: help}}, interrupted: map[string]InterruptedFunc{}}
+	periodic := map[string]string{}
 	for _, f := range features {
 		for name, c := range f.Commands {
 			if _, dup := r.commands[name]; dup {
 				return nil, fmt.Errorf("command /%s is claimed twice (by %s)", name, f.Name)
 			}
 			r.commands[name] = c
+		}
+		for _, p := range f.Periodic {
+			if owner, dup := periodic[p.ID]; dup {
+				return nil, fmt.Errorf("periodic job %s is claimed twice (by %s and %s)", p.ID, owner, f.Name)
+			}
+			periodic[p.ID] = f.Name
 		}
 		for kind, i := range f.Interrupted {
 			if _, dup := r.interrupted[kind]; dup {
@@ -94,11 +101,20 @@ func (r *Runtime) Policies() map[string]queue.Policy {
 	return out
 }
 
-// PeriodicJobs are every feature's periodic jobs.
-func (r *Runtime) PeriodicJobs() []*river.PeriodicJob {
-	var out []*river.PeriodicJob
+// Periodic are every feature's scans, in the features' order.
+func (r *Runtime) Periodic() []Periodic {
+	var out []Periodic
 	for _, f := range r.features {
 		out = append(out, f.Periodic...)
+	}
+	return out
+}
+
+// PeriodicJobs are every feature's scans as River's periodic jobs.
+func (r *Runtime) PeriodicJobs() []*river.PeriodicJob {
+	var out []*river.PeriodicJob
+	for _, p := range r.Periodic() {
+		out = append(out, p.job())
 	}
 	return out
 }

@@ -22,10 +22,8 @@ const pruneEvery = time.Hour
 // (every replica also prunes its own on each download).
 func Housekeeping(d *Deps) Feature {
 	return Feature{
-		Name: "housekeeping",
-		Periodic: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(pruneEvery),
-			func() (river.JobArgs, *river.InsertOpts) { return jobs.Prune{}, nil },
-			&river.PeriodicJobOpts{RunOnStart: true, ID: "prune"})},
+		Name:       "housekeeping",
+		Periodic:   []Periodic{{ID: "prune", Every: pruneEvery, AtStart: true, Args: jobs.Prune{}}},
 		AddWorkers: func(w *river.Workers) { river.AddWorker(w, &pruneWorker{d: d}) },
 	}
 }
