@@ -94,41 +94,22 @@ func (w *layerApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerAp
 }
 
 // applyLayer applies one layer's saved plan, once: the plan is marked
-// applied before Terraform runs, so no path applies it twice.
+// applied before Terraform runs, so no path applies it twice. Holding the
+// layer's slot, it reads what /apply was decided on again
+// (applyStepRefusal): another PR's apply since, an /unlock, a new plan.
 func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter, a jobs.LayerApply, step jobs.ApplyStep, runID int64, logURL string) (*terraform.ApplyResult, *report.Reporter, error) {
 	d, name := w.d, step.Layer.Name
-	plans, err := d.Store.PlansOfPR(ctx, a.FullName, a.PR)
-	if err != nil {
-		return nil, rep, err
-	}
-	for _, dep := range step.Layer.DependsOn {
-		for _, p := range plans {
-			if p.Layer == dep && p.HeadSHA == a.HeadSHA && p.HasChanges && p.AppliedAt.IsZero() {
-				return nil, rep, fmt.Errorf("%s depends on %s, whose plan is not applied", markdown.Quote(name), markdown.Quote(dep))
-			}
-		}
-	}
-	plan, err := d.Store.PlanAt(ctx, a.FullName, a.PR, name, a.HeadSHA)
-	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrPlanUnsealed) {
-		return nil, rep, errors.New(staleMessage)
-	}
-	if err != nil {
-		return nil, rep, err
-	}
-	if lock, err := d.Store.Lock(ctx, a.FullName, name); err != nil || lock.PR != a.PR {
-		return nil, rep, fmt.Errorf("this pull request no longer holds the lock on %s", markdown.Quote(name))
-	}
 	release, err := waitSlot(ctx, d.Store, a.FullName, name, runID)
 	if err != nil {
 		return nil, rep, err
 	}
 	defer release()
-	// Another PR's apply of the layer since the /apply was decided (it held
-	// the slot) moved the state under this plan.
-	if last, err := d.Store.LastApply(ctx, a.FullName, name); err != nil {
+	f, err := readStepFacts(ctx, d, a, name)
+	if err != nil {
 		return nil, rep, err
-	} else if planStale(plan, last) {
-		return nil, rep, errors.New(staleByApply(name, last))
+	}
+	if why := applyStepRefusal(step.Layer, a.PR, f); why != "" {
+		return nil, rep, errors.New(why)
 	}
 	if err := rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Status: "in_progress",
 		ExternalID: checks.ExternalID(a.PR), Title: "Applying", Summary: fmt.Sprintf("Applying the plan of %s saved at %s.", markdown.Quote(name), a.HeadSHA),
@@ -138,7 +119,7 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	// The engine and version that made the plan apply it. A plan no binary
 	// of the server's can apply is refused before it is marked applied, so
 	// that it stays until a new /plan replaces it.
-	bin, err := planBinary(ctx, d, step.Layer.Engine, plan.PlanFile)
+	bin, err := planBinary(ctx, d, step.Layer.Engine, f.Plan.PlanFile)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -154,9 +135,42 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	if !ok {
 		return nil, rep, errors.New("this plan was already applied")
 	}
+	res, runRep, err := runApply(ctx, d, rep, a, step.Layer, f.Plan, bin)
+	// Applied or not, the layer's generation moved on: the other PRs' plans
+	// of it say they are stale.
+	worker.Warn(ctx, markOthersStale(context.WithoutCancel(ctx), d, rep, a.FullName, name), "mark other plans of the layer stale")
+	return res, runRep, err
+}
+
+// readStepFacts reads what applyStepRefusal decides on.
+func readStepFacts(ctx context.Context, d *worker.Deps, a jobs.LayerApply, name string) (stepFacts, error) {
+	plans, err := d.Store.PlansOfPR(ctx, a.FullName, a.PR)
+	if err != nil {
+		return stepFacts{}, err
+	}
+	f := stepFacts{AtHead: plansAt(plans, a.HeadSHA)}
+	f.Plan, err = d.Store.PlanAt(ctx, a.FullName, a.PR, name, a.HeadSHA)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrPlanUnsealed) {
+		f.Plan = nil
+	} else if err != nil {
+		return stepFacts{}, err
+	}
+	f.Lock, err = d.Store.Lock(ctx, a.FullName, name)
+	if errors.Is(err, store.ErrNotFound) {
+		f.Lock = nil
+	} else if err != nil {
+		return stepFacts{}, err
+	}
+	f.Last, err = d.Store.LastApply(ctx, a.FullName, name)
+	return f, err
+}
+
+// runApply runs Terraform's apply of a plan marked applied, with its log,
+// and returns the reporter that masks the apply's sensitive values too.
+func runApply(ctx context.Context, d *worker.Deps, rep *report.Reporter, a jobs.LayerApply, l jobs.LayerSpec, plan *store.Plan, bin terraform.Binary) (*terraform.ApplyResult, *report.Reporter, error) {
 	log := d.LogWriter(ctx)
 	defer log.Close()
-	setup, done, err := layerSetup(ctx, d, a.Repo, a.HeadSHA, step.Layer, store.StateWrite, log)
+	setup, done, err := layerSetup(ctx, d, a.Repo, a.HeadSHA, l, store.StateWrite, log)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -164,7 +178,7 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	if bin.Path != "" {
 		setup.TerraformBin, setup.Kind = bin.Path, bin.Kind
 	}
-	log.Mask(terraform.SensitiveInputs(setup, step.Layer.VarFiles)...)
+	log.Mask(terraform.SensitiveInputs(setup, l.VarFiles)...)
 	// The plan's sensitive values mask the apply's log from its first
 	// line, and its check and comment, as they masked the plan's.
 	res, err := terraform.Apply(ctx, terraform.ApplyInput{Setup: setup, PlanFile: plan.PlanFile,
@@ -173,11 +187,7 @@ func (w *layerApplyWorker) applyLayer(ctx context.Context, rep *report.Reporter,
 	if res != nil {
 		sensitive = res.Sensitive
 	}
-	runRep := closeLog(ctx, d, log, rep, sensitive)
-	// Applied or not, the layer's generation moved on: the other PRs' plans
-	// of it say they are stale.
-	worker.Warn(ctx, markOthersStale(context.WithoutCancel(ctx), d, rep, a.FullName, name), "mark other plans of the layer stale")
-	return res, runRep, err
+	return res, closeLog(ctx, d, log, rep, sensitive), err
 }
 
 // applyInterrupted reports an apply whose server died while it ran: it is
