@@ -1,20 +1,15 @@
 package config
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Server is the server's configuration: a YAML file (`--config`) overridden
@@ -134,10 +129,8 @@ func LoadServer(path string, getenv func(string) (string, bool)) (*Server, error
 		if err != nil {
 			return nil, fmt.Errorf("read config: %w", err)
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) { // an empty file is fine
-			return nil, explainUnknownKeys(path, err, reflect.TypeOf(s))
+		if err := decodeKnown(path, data, &s); err != nil {
+			return nil, err
 		}
 	}
 	return LoadServerFrom(&s, getenv)
