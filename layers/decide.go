@@ -367,7 +367,6 @@ func (c cancelledBy) Error() string { return "@" + c.User + " cancelled it with 
 // stopped while it ran (errSuperseded, a cancelledBy; nil when nothing
 // stopped it), err is the engine's, attempt of maxAttempts the job's.
 func planOutcomeOf(stopped, err error, attempt, maxAttempts int) planOutcome {
-	var tfErr *terraform.Error
 	switch {
 	case errors.Is(stopped, errSuperseded):
 		return planSuperseded
@@ -375,14 +374,26 @@ func planOutcomeOf(stopped, err error, attempt, maxAttempts int) planOutcome {
 		return planCancelled
 	case err == nil:
 		return planPlanned
-	case errors.As(err, &tfErr), errors.As(err, new(*terraform.VersionError)):
+	case toolFailed(err):
 		return planToolFailed
-	case errors.Is(err, sandbox.ErrUnavailable):
-		return planInfraFailed // the same kernel will refuse again
-	case attempt < maxAttempts:
+	case planRetries(err, attempt, maxAttempts):
 		return planRetry
 	}
 	return planInfraFailed
+}
+
+// planRetries reports whether a plan that failed with err runs again:
+// Strata's side failed (fetching, the store) and attempts are left. A plan
+// Terraform failed, or the sandbox refused (the same kernel will refuse
+// again), does not.
+func planRetries(err error, attempt, maxAttempts int) bool {
+	return !toolFailed(err) && !errors.Is(err, sandbox.ErrUnavailable) && attempt < maxAttempts
+}
+
+// toolFailed reports whether Terraform (or its version) failed.
+func toolFailed(err error) bool {
+	var tfErr *terraform.Error
+	return errors.As(err, &tfErr) || errors.As(err, new(*terraform.VersionError))
 }
 
 // unlockTargets are the locks an /unlock releases: of the PR's locks, those

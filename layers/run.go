@@ -37,14 +37,16 @@ func (w *layerPlanWorker) Timeout(*river.Job[jobs.LayerPlan]) time.Duration {
 	return jobs.LayerPlanTimeout
 }
 
+// Work is the job in three steps: run plans the layer (the facts: what
+// Terraform gave, what stopped it), planOutcomeOf names how the run ended,
+// and the worker acts once on that outcome.
 func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPlan]) error {
 	a, d := job.Args, w.d
 	rep, err := d.Reporter(a.Repo)
 	if err != nil {
 		return err
 	}
-	runID := worker.RunID(ctx)
-	logURL := d.LogURL(runID)
+	logURL := d.LogURL(worker.RunID(ctx))
 
 	// Nothing runs for an old head, a lock that is gone or a /cancel.
 	if why, err := w.stillWanted(ctx, a); err != nil {
@@ -53,118 +55,146 @@ func (w *layerPlanWorker) Work(ctx context.Context, job *river.Job[jobs.LayerPla
 		return w.cancel(ctx, rep, a, why)
 	}
 
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := &planStop{cancel: cancel}
-	go watchPlan(ctx, d.Store, a, stop.stop)
-
-	release, err := waitSlot(ctx, d.Store, a.FullName, a.Target, runID)
-	if err != nil {
-		if why := stopReason(context.Cause(ctx)); why != "" {
-			return w.cancel(context.WithoutCancel(ctx), rep, a, why)
-		}
-		return err
-	}
-	defer release()
-	// Read while the slot keeps applies of the layer out: an apply after
-	// this makes the plan stale.
-	base, err := w.d.Store.LastApply(ctx, a.FullName, a.Target)
-	if err != nil {
-		return err
-	}
-
-	if err := rep.UpdateCheck(ctx, a.CheckRunID, report.Check{Name: checks.Plan(a.Target), Status: "in_progress",
-		ExternalID: checks.ExternalID(a.PR), Title: "Planning", Summary: fmt.Sprintf("Planning %s at %s.", markdown.Quote(a.Target), a.HeadSHA),
-		DetailsURL: logURL}); err != nil {
-		return err
-	}
-
 	log := d.LogWriter(ctx)
 	defer log.Close()
-	var early *terraform.PlanResult // the plan as its text says, once the check shows it
-	var shown report.Check          // what the check shows then
-	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, a.Layer, log, func(r *terraform.PlanResult) error {
-		// Terraform is done with the layer: the next run of it need not wait
-		// for this one's JSON and comment (a long comment on a large plan
-		// took 0.9 s).
-		release()
-		// The check links to the log: it is all there first.
-		log.Mask(r.Sensitive...)
-		log.Flush()
-		c, err := w.reportPlanned(ctx, stop, rep, a, r, logURL, base.Generation)
-		if err != nil {
-			return err
-		}
-		early, shown = r, c
-		return nil
-	})
-	release()
-	if early != nil {
-		// The check shows the plan; the JSON completes the log's redaction,
-		// the comment and the store's report. Nothing stops the run now.
-		ctx = context.WithoutCancel(ctx)
-		if err != nil {
-			worker.Warn(ctx, fmt.Errorf("%s#%d, layer %s: %w", a.FullName, a.PR, a.Target, err), "read the plan as JSON; the comment shows what the check shows")
-			res = early
-		}
-		if err == nil {
-			worker.Warn(ctx, keepReviewed(ctx, d, a, res), "keep the plan's changes for auto_apply: on_merge")
-		}
-		runRep := closeLog(ctx, d, log, rep, res.Sensitive)
-		if masksMore(shown, runRep, runReporter(rep, early.Sensitive)) {
-			// A value the text showed through nonsensitive(), which only
-			// the JSON says is sensitive: the check shows it no longer.
-			if err := runRep.UpdateCheck(ctx, a.CheckRunID, shown); err != nil {
-				return err
-			}
-		}
-		if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Result: res, LogURL: logURL,
-			CodeOwners: codeownersNext(ctx, d, a, res), Policy: judgeOrWarn(ctx, d, runRep, a, res)}); err != nil {
-			return err
-		}
-		return updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA)
+	run := w.run(ctx, rep, a, log, logURL)
+	// What is reported is reported whatever stopped the run: the check
+	// says so.
+	reportCtx := context.WithoutCancel(ctx)
+	if run.early != nil {
+		// The check shows the plan: nothing stops the run now.
+		return w.finishPlanned(reportCtx, rep, a, log, run, logURL)
 	}
 	var sensitive []string
-	if res != nil {
-		sensitive = res.Sensitive
+	if run.res != nil {
+		sensitive = run.res.Sensitive
 	}
-	runRep := closeLog(ctx, d, log, rep, sensitive)
+	runRep := closeLog(reportCtx, d, log, rep, sensitive)
 	if queue.LeaseLost(ctx) {
 		// Another replica retries this plan and reports it.
 		return context.Cause(ctx)
 	}
-	stopped := context.Cause(ctx)
-	ctx = context.WithoutCancel(ctx)
-	var c cancelledBy
-	if errors.As(err, &c) {
-		// The /cancel came after Terraform ended, before the check.
-		stopped, err = c, nil
+	stopped, err, serr := w.howEnded(reportCtx, a, run, job.Attempt, job.MaxAttempts)
+	if serr != nil {
+		return serr
 	}
-	outcome := planOutcomeOf(stopped, err, job.Attempt, job.MaxAttempts)
-	if outcome == planToolFailed || outcome == planInfraFailed {
-		// A /cancel that came after Terraform failed still cancels the
-		// plan; from here on, /cancel leaves it alone (its reply lists no
-		// plan that then reports a result).
-		user, serr := d.Store.SettlePlan(ctx, a.Batch, a.Target)
-		if serr != nil {
-			return serr
-		}
-		if user != "" {
-			stopped = cancelledBy{User: user}
-			outcome = planCancelled
-		}
-	}
-	switch outcome {
+	switch planOutcomeOf(stopped, err, job.Attempt, job.MaxAttempts) {
 	case planSuperseded, planCancelled:
-		return w.cancel(ctx, runRep, a, stopReason(stopped))
+		return w.cancel(reportCtx, runRep, a, stopReason(stopped))
 	case planRetry:
 		return err // fetching or the like: try again
 	}
 	// Terraform failed: a plan it made was reported as soon as it was made.
-	if uerr := runRep.UpdateCheck(ctx, a.CheckRunID, failedCheck(checks.Plan(a.Target), a.HeadSHA, a.PR, err, logURL, planActions[1:])); uerr != nil {
+	if uerr := runRep.UpdateCheck(reportCtx, a.CheckRunID, failedCheck(checks.Plan(a.Target), a.HeadSHA, a.PR, err, logURL, planActions[1:])); uerr != nil {
 		return uerr
 	}
-	return finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Error: errorText(err), LogURL: logURL})
+	return finishBatchItem(reportCtx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Error: errorText(err), LogURL: logURL})
+}
+
+// howEnded is what stopped a run that shows no plan, and its error. A
+// /cancel that came after Terraform ended, before the check, cancels it;
+// so does one before Terraform's or Strata's failure ends it, which
+// settles it: from then on, /cancel leaves it alone (its reply lists no
+// plan that then reports a result). serr is the store's.
+func (w *layerPlanWorker) howEnded(ctx context.Context, a jobs.LayerPlan, run planRun, attempt, maxAttempts int) (stopped, err, serr error) {
+	stopped, err = run.stopped, run.err
+	var c cancelledBy
+	if errors.As(err, &c) {
+		return c, nil, nil
+	}
+	if stopReason(stopped) != "" || err == nil || planRetries(err, attempt, maxAttempts) {
+		return stopped, err, nil
+	}
+	user, serr := w.d.Store.SettlePlan(ctx, a.Batch, a.Target)
+	if user != "" {
+		stopped = cancelledBy{User: user}
+	}
+	return stopped, err, serr
+}
+
+// planRun is what running Terraform on a layer gave.
+type planRun struct {
+	res *terraform.PlanResult
+	err error
+	// early is the plan as its text says, once its check shows it (shown).
+	early *terraform.PlanResult
+	shown report.Check
+	// stopped is why the run was stopped (watchPlan, the queue), or nil.
+	stopped error
+}
+
+// run plans the layer, holding its slot (one run per layer across
+// replicas) until Terraform made the plan: the next run of the layer need
+// not wait for this one's JSON and comment (a long comment on a large plan
+// took 0.9 s). Until the check shows the plan, watchPlan stops it when its
+// PR moves on or someone cancels it.
+func (w *layerPlanWorker) run(ctx context.Context, rep *report.Reporter, a jobs.LayerPlan, log *worker.LogWriter, logURL string) planRun {
+	d := w.d
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := &planStop{cancel: cancel}
+	go watchPlan(runCtx, d.Store, a, stop.stop)
+	ended := func(r planRun) planRun {
+		r.stopped = context.Cause(runCtx)
+		return r
+	}
+
+	release, err := waitSlot(runCtx, d.Store, a.FullName, a.Target, worker.RunID(ctx))
+	if err != nil {
+		return ended(planRun{err: err})
+	}
+	// Terraform made no plan: the slot is freed when it ended.
+	defer release()
+	// Read while the slot keeps applies of the layer out: an apply after
+	// this makes the plan stale.
+	base, err := d.Store.LastApply(runCtx, a.FullName, a.Target)
+	if err != nil {
+		return ended(planRun{err: err})
+	}
+	if err := rep.UpdateCheck(runCtx, a.CheckRunID, report.Check{Name: checks.Plan(a.Target), Status: "in_progress",
+		ExternalID: checks.ExternalID(a.PR), Title: "Planning", Summary: fmt.Sprintf("Planning %s at %s.", markdown.Quote(a.Target), a.HeadSHA),
+		DetailsURL: logURL}); err != nil {
+		return ended(planRun{err: err})
+	}
+	var r planRun
+	r.res, r.err = planLayer(runCtx, d, a.Repo, a.HeadSHA, a.Layer, log, func(p *terraform.PlanResult) error {
+		release() // Terraform is done with the layer.
+		// The check links to the log: it is all there first.
+		log.Mask(p.Sensitive...)
+		log.Flush()
+		c, err := w.reportPlanned(runCtx, stop, rep, a, p, logURL, base.Generation)
+		if err != nil {
+			return err
+		}
+		r.early, r.shown = p, c
+		return nil
+	})
+	return ended(r)
+}
+
+// finishPlanned completes a run whose check shows the plan: the JSON
+// completes the log's redaction, the comment and the store's report.
+func (w *layerPlanWorker) finishPlanned(ctx context.Context, rep *report.Reporter, a jobs.LayerPlan, log *worker.LogWriter, run planRun, logURL string) error {
+	d, res := w.d, run.res
+	if run.err != nil {
+		worker.Warn(ctx, fmt.Errorf("%s#%d, layer %s: %w", a.FullName, a.PR, a.Target, run.err), "read the plan as JSON; the comment shows what the check shows")
+		res = run.early
+	} else {
+		worker.Warn(ctx, keepReviewed(ctx, d, a, res), "keep the plan's changes for auto_apply: on_merge")
+	}
+	runRep := closeLog(ctx, d, log, rep, res.Sensitive)
+	if masksMore(run.shown, runRep, runReporter(rep, run.early.Sensitive)) {
+		// A value the text showed through nonsensitive(), which only
+		// the JSON says is sensitive: the check shows it no longer.
+		if err := runRep.UpdateCheck(ctx, a.CheckRunID, run.shown); err != nil {
+			return err
+		}
+	}
+	if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Result: res, LogURL: logURL,
+		CodeOwners: codeownersNext(ctx, d, a, res), Policy: judgeOrWarn(ctx, d, runRep, a, res)}); err != nil {
+		return err
+	}
+	return updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA)
 }
 
 // masksMore reports whether full masks something in the check that early
