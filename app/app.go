@@ -24,6 +24,7 @@ import (
 	"strata.dev/strata/redact"
 	"strata.dev/strata/releases"
 	"strata.dev/strata/sandbox"
+	"strata.dev/strata/setup"
 	"strata.dev/strata/source"
 	"strata.dev/strata/stateapi"
 	"strata.dev/strata/store"
@@ -56,7 +57,7 @@ type Server struct {
 	ui      atomic.Pointer[web.UI]
 	// stateAPI serves `strata state pull|push` (app/stateapi.go).
 	stateAPI atomic.Pointer[stateapi.API]
-	setup    atomic.Pointer[setup]
+	setup    atomic.Pointer[setup.Pages]
 	ready    atomic.Bool
 	// sandbox is how Terraform runs on this replica (app/sandbox.go).
 	sandbox sandbox.Report
@@ -128,7 +129,7 @@ func New(ctx context.Context, cfg *config.Server, log zerolog.Logger, opts Optio
 			return nil, err
 		}
 	} else {
-		s.setup.Store(newSetup(cfg, log))
+		s.setup.Store(setup.New(cfg, log))
 	}
 	return s, nil
 }
@@ -145,7 +146,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("/metrics", metricsElsewhere)
 	mux.HandleFunc("GET /runs/{id}", s.runLog)
-	mux.HandleFunc("POST "+webhookPath, s.hook)
+	mux.HandleFunc("POST "+setup.WebhookPath, s.hook)
 	mux.HandleFunc(stateapi.Prefix, s.serveStateAPI)
 	// The UI's stylesheet, for the setup pages too: they come before the UI.
 	mux.Handle("GET /static/", web.Static())
@@ -302,9 +303,9 @@ func (s *Server) Run(ctx context.Context) error {
 	if st := s.setup.Load(); st != nil {
 		// The token in this URL is what opens the setup page: only who reads
 		// this log may register the App.
-		s.log.Warn().Str("version", version.String()).Msgf("Strata has no GitHub App yet. Open %s to register one.", st.link(s.publicBase()))
+		s.log.Warn().Str("version", version.String()).Msgf("Strata has no GitHub App yet. Open %s to register one.", st.Link(s.publicBase()))
 		select {
-		case creds := <-st.done:
+		case creds := <-st.Done():
 			s.cfg.UseCredentials(creds)
 			if err := s.configure(ctx); err != nil {
 				return err

@@ -29,6 +29,9 @@ func TestImportDirection(t *testing.T) {
 		{"./web", []string{"strata.dev/strata/layers", "strata.dev/strata/syncs", "strata.dev/strata/releases",
 			"strata.dev/strata/handlers"},
 			"the web UI shows the store and acts through the PR's commands: it knows no capability"},
+		{"./setup", []string{"strata.dev/strata/layers", "strata.dev/strata/syncs", "strata.dev/strata/releases",
+			"strata.dev/strata/handlers"},
+			"the setup pages come before the App: they register it and know no capability"},
 		{"./access", []string{"strata.dev/strata/report", "strata.dev/strata/worker", "strata.dev/strata/store"},
 			"the permission table is a pure function of facts"},
 	} {

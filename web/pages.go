@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -11,6 +12,23 @@ import (
 	"strata.dev/strata/queue"
 	"strata.dev/strata/store"
 )
+
+// Layout is the UI's layout (templates/layout.html) around content, the
+// page's "content" template (which may define others), for pages
+// served outside the UI: the setup pages, served before the App and so the
+// UI exist, look like the rest of it. Execute it with a Page; without a
+// Viewer the layout has no navigation and loads no script, so that a page
+// whose Content-Security-Policy allows none does not refer to one.
+func Layout(content string) (*template.Template, error) {
+	t, err := template.New("layout.html").Funcs(pageFuncs).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.New("content").Parse(content); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
 
 // pageRoutes adds the pages below the repository list.
 func (u *UI) pageRoutes() {

@@ -147,18 +147,20 @@ type Page struct {
 	Refusal bool
 }
 
+// pageFuncs are the functions the layout and the pages call.
+var pageFuncs = template.FuncMap{
+	"ago":      ago,
+	"at":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"duration": duration,
+	"count":    words.Count,
+	"version":  version.String,
+	"short":    report.Short,
+	"pathEsc":  url.PathEscape, // one path segment: a layer's name may hold "/"
+	"state":    stateName,
+}
+
 func parsePages() (map[string]*template.Template, error) {
-	funcs := template.FuncMap{
-		"ago":      ago,
-		"at":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"duration": duration,
-		"count":    words.Count,
-		"version":  version.String,
-		"short":    report.Short,
-		"pathEsc":  url.PathEscape, // one path segment: a layer's name may hold "/"
-		"state":    stateName,
-	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -169,7 +171,7 @@ func parsePages() (map[string]*template.Template, error) {
 		if base == "layout.html" {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n)
+		t, err := template.New("layout.html").Funcs(pageFuncs).ParseFS(templateFS, "templates/layout.html", n)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package app
+package setup
 
 import (
 	"errors"
@@ -8,19 +8,16 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"strata.dev/strata/web"
 )
 
 // The setup flow's pages, in the web UI's layout and stylesheet (the UI
 // itself exists only once the App does), and the public URL they ask for:
 // checked, and warned about when GitHub cannot reach it. None of them ever carries the
 // App's key or secrets: those go from GitHub's answer straight into the
-// data dir. Nothing inline: the setup's CSP allows only the stylesheet.
-
-// setupPageData is what every setup template gets, as the UI's pages do.
-type setupPageData struct {
-	Title string
-	Data  any
-}
+// data dir. Nothing inline, no script: the setup's CSP allows only the
+// stylesheet, and the layout without a logged-in viewer loads no script.
 
 // chooseForm is the first page: where GitHub will reach this server, and
 // which account owns the App.
@@ -100,15 +97,22 @@ func unreachable(host string) string {
 	return ""
 }
 
-// render writes a setup page in the UI's layout.
-func render(w http.ResponseWriter, status int, t pageTemplate, title string, data any) {
+// render writes a setup page in the UI's layout, as the UI's pages are
+// written: executed first, so that a template that fails is an error page,
+// not half a page.
+func render(w http.ResponseWriter, status int, t *template.Template, title string, data any) {
+	var b strings.Builder
+	if err := t.Execute(&b, web.Page{Title: title, Data: data}); err != nil {
+		http.Error(w, "the page could not be shown: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = t.Execute(w, setupPageData{Title: title, Data: data})
+	_, _ = w.Write([]byte(b.String()))
 }
 
 // fail answers with a page that says what happened and what to do.
-func (s *setup) fail(w http.ResponseWriter, status int, title, message string) {
+func (s *Pages) fail(w http.ResponseWriter, status int, title, message string) {
 	render(w, status, failedTemplate, title, message)
 }
 
@@ -185,28 +189,9 @@ func hostKey(raw string) string {
 	return strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(u.Host), ":443"), ":80")
 }
 
-// pageTemplate is the layout with one page's "content".
-type pageTemplate = *template.Template
-
-var setupLayout = template.Must(template.New("setup").Parse(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>{{.Title}} · Strata</title>
-<link rel="stylesheet" href="/static/strata.css">
-</head>
-<body>
-<header class="top">
-  <span class="brand"><span class="mark" aria-hidden="true"></span>Strata</span>
-</header>
-<main>
-{{template "content" .}}
-</main>
-</body>
-</html>
-{{define "warning"}}{{with .}}<div class="warning" id="url-warning" role="alert">
+// warningTemplate is the warning about a public URL that the first two
+// pages show.
+const warningTemplate = `{{define "warning"}}{{with .}}<div class="warning" id="url-warning" role="alert">
   {{with .Unreachable}}<p>GitHub cannot deliver webhooks to <code>{{$.Host}}</code>: it is {{.}}. Use this server's public
   name, or start a tunnel to it and enter the https URL the tunnel prints, for example
   <code>cloudflared tunnel --url http://localhost:{{$.Port}}</code> or <code>ngrok http {{$.Port}}</code>.</p>{{end}}
@@ -214,10 +199,11 @@ var setupLayout = template.Must(template.New("setup").Parse(`<!doctype html>
   way can read them. Prefer https.</p>{{end}}
   {{if .Configured}}<p>This URL is <code>STRATA_PUBLIC_URL</code>: to change it, set it and restart Strata.</p>
   {{else}}<p>Setting <code>STRATA_PUBLIC_URL</code> before starting Strata skips this question.</p>{{end}}
-</div>{{end}}{{end}}`))
+</div>{{end}}{{end}}`
 
-func setupTemplate(content string) pageTemplate {
-	return template.Must(template.Must(setupLayout.Clone()).Parse(`{{define "content"}}` + content + `{{end}}`))
+// setupTemplate is a setup page: its content in the UI's layout.
+func setupTemplate(content string) *template.Template {
+	return template.Must(web.Layout(content + warningTemplate))
 }
 
 var chooseTemplate = setupTemplate(`<section class="card narrow">
@@ -287,7 +273,6 @@ var waitingTemplate = setupTemplate(`<section class="card narrow">
   every start, so a restart prints a new link; treat it like a password.</p>
   <p>An App created by hand instead: set <code>STRATA_GITHUB_APP_ID</code>, <code>STRATA_GITHUB_PRIVATE_KEY_FILE</code> and
   <code>STRATA_GITHUB_WEBHOOK_SECRET</code>, and restart.</p>
-  <p class="meta">Strata {{.Data}}</p>
 </section>`)
 
 var failedTemplate = setupTemplate(`<section class="card narrow">

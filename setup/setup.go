@@ -1,4 +1,8 @@
-package app
+// Package setup is the first run of a server without a GitHub App: the
+// pages that register Strata as one through GitHub's App manifest flow, in
+// the web UI's layout, and the credentials they store. app serves them
+// until the registration is done, then builds the rest of the server.
+package setup
 
 import (
 	"context"
@@ -25,7 +29,7 @@ import (
 	"strata.dev/strata/version"
 )
 
-// setup registers Strata as a GitHub App through GitHub's App manifest flow
+// Pages register Strata as a GitHub App through GitHub's App manifest flow
 // when the server has no App credentials. Whoever completes it owns the
 // server's identity, so every step is bound to the operator:
 //   - the pages open only with the one-time token the console printed;
@@ -41,7 +45,7 @@ import (
 //
 // It shows no key or secret, ever: they go straight from GitHub's answer
 // into the data dir.
-type setup struct {
+type Pages struct {
 	cfg   *config.Server
 	log   zerolog.Logger
 	token string
@@ -61,9 +65,9 @@ type setup struct {
 // operator confirmed only here.
 type flow struct{ state, browser, publicURL string }
 
-// webhookPath is where GitHub delivers webhooks: the route, and the URL
+// WebhookPath is where GitHub delivers webhooks: the route, and the URL
 // the App manifest gives GitHub.
-const webhookPath = "/api/github/hook"
+const WebhookPath = "/api/github/hook"
 
 // browserCookie binds the manifest flow's state to the browser that began it.
 const browserCookie = "strata_setup"
@@ -76,8 +80,10 @@ const (
 	movedParam = "moved"
 )
 
-func newSetup(cfg *config.Server, log zerolog.Logger) *setup {
-	s := &setup{cfg: cfg, log: log, token: randomHex(), publicURL: cfg.PublicURL, done: make(chan *config.Credentials, 1), mux: http.NewServeMux()}
+// New makes the setup pages of a server with this config, with a new
+// token.
+func New(cfg *config.Server, log zerolog.Logger) *Pages {
+	s := &Pages{cfg: cfg, log: log, token: randomHex(), publicURL: cfg.PublicURL, done: make(chan *config.Credentials, 1), mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /setup", s.page)
 	s.mux.HandleFunc("GET /setup/callback", s.callback)
 	// The root URL, which the operator may open first: where the link is.
@@ -92,10 +98,14 @@ func randomHex() string {
 	return hex.EncodeToString(b)
 }
 
-// link is the setup page's address with the token, for the console.
-func (s *setup) link(base string) string { return base + "/setup?token=" + s.token }
+// Link is the setup page's address with the token, for the console.
+func (s *Pages) Link(base string) string { return base + "/setup?token=" + s.token }
 
-func (s *setup) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// Done yields the App's credentials once, when the registration stored
+// them.
+func (s *Pages) Done() <-chan *config.Credentials { return s.done }
+
+func (s *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	// The page's URL holds the token: it must not reach GitHub as a Referer
@@ -109,17 +119,17 @@ func (s *setup) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // waiting is the root URL's page before the App exists: the setup link is
 // in the server's log, never on a page anyone can open.
-func (s *setup) waiting(w http.ResponseWriter, r *http.Request) {
-	render(w, http.StatusOK, waitingTemplate, "Set up Strata", version.String())
+func (s *Pages) waiting(w http.ResponseWriter, r *http.Request) {
+	render(w, http.StatusOK, waitingTemplate, "Set up Strata", nil) // the layout's footer says the version
 }
 
 // manifest is the App manifest with this server's URLs.
-func (s *setup) manifest(base string) (string, error) {
+func (s *Pages) manifest(base string) (string, error) {
 	var m map[string]any
 	if err := json.Unmarshal(deploy.AppManifest, &m); err != nil {
 		return "", err
 	}
-	m["hook_attributes"] = map[string]any{"url": base + webhookPath, "active": true}
+	m["hook_attributes"] = map[string]any{"url": base + WebhookPath, "active": true}
 	m["redirect_url"] = base + "/setup/callback"
 	m["url"] = base
 	// The web UI's GitHub login uses the App's OAuth client.
@@ -130,7 +140,7 @@ func (s *setup) manifest(base string) (string, error) {
 
 // opens reports whether the token opens the setup pages: it is this
 // server's, and the App is not registered yet.
-func (s *setup) opens(token string) bool {
+func (s *Pages) opens(token string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return !s.finished && equal(token, s.token)
@@ -138,7 +148,7 @@ func (s *setup) opens(token string) bool {
 
 // begin checks the token and starts a flow for this browser and public
 // URL; false when the token is wrong or the App is registered already.
-func (s *setup) begin(token, publicURL string) (flow, bool) {
+func (s *Pages) begin(token, publicURL string) (flow, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.finished || !equal(token, s.token) {
@@ -151,7 +161,7 @@ func (s *setup) begin(token, publicURL string) (flow, bool) {
 
 // begun finds the flow begin issued with this state to this browser. The
 // caller holds s.mu.
-func (s *setup) begun(state, browser string) (flow, bool) {
+func (s *Pages) begun(state, browser string) (flow, bool) {
 	var found flow
 	ok := false
 	for _, f := range s.flows {
@@ -167,7 +177,7 @@ func equal(a, b string) bool {
 	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 
-func (s *setup) page(w http.ResponseWriter, r *http.Request) {
+func (s *Pages) page(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if !s.opens(q.Get("token")) {
 		s.fail(w, http.StatusForbidden, "Setup link needed", needToken)
@@ -182,7 +192,7 @@ func (s *setup) page(w http.ResponseWriter, r *http.Request) {
 
 // choose is the first page: where GitHub reaches this server, and which
 // account owns the App.
-func (s *setup) choose(w http.ResponseWriter, r *http.Request, f chooseForm) {
+func (s *Pages) choose(w http.ResponseWriter, r *http.Request, f chooseForm) {
 	f.Token, f.Web, f.Configured = r.URL.Query().Get("token"), s.cfg.GitHub.WebURL, s.publicURL != ""
 	switch {
 	case f.Configured:
@@ -202,7 +212,7 @@ func (s *setup) choose(w http.ResponseWriter, r *http.Request, f chooseForm) {
 
 // create is the second page: the manifest form, posted to GitHub, for the
 // public URL and account the operator chose.
-func (s *setup) create(w http.ResponseWriter, r *http.Request) {
+func (s *Pages) create(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	typed, org := q.Get("public_url"), strings.TrimSpace(q.Get("org"))
 	public := s.publicURL
@@ -257,7 +267,7 @@ func (s *setup) create(w http.ResponseWriter, r *http.Request) {
 // orgName is what GitHub accepts as an organization's login.
 var orgName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}$`)
 
-func (s *setup) callback(w http.ResponseWriter, r *http.Request) {
+func (s *Pages) callback(w http.ResponseWriter, r *http.Request) {
 	code, state := r.URL.Query().Get("code"), r.URL.Query().Get("state")
 	if code == "" {
 		s.fail(w, http.StatusBadRequest, "Setup failed", noCode)
@@ -299,7 +309,7 @@ func (s *setup) callback(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: browserCookie, Path: setupPath(f.publicURL), MaxAge: -1})
 	render(w, http.StatusOK, doneTemplate, "Strata is registered", donePage{
 		Slug: creds.Slug, Install: creds.HTMLURL + "/installations/new", PublicURL: f.publicURL,
-		Hook: f.publicURL + webhookPath, Callback: f.publicURL + oauth2.DefaultRoute,
+		Hook: f.publicURL + WebhookPath, Callback: f.publicURL + oauth2.DefaultRoute,
 		Login: creds.ClientID != "" && creds.ClientSecret != "",
 	})
 	s.done <- creds
@@ -310,7 +320,7 @@ func (s *setup) callback(w http.ResponseWriter, r *http.Request) {
 const convertTimeout = 30 * time.Second
 
 // convert exchanges the one-time code for the App's credentials.
-func (s *setup) convert(ctx context.Context, code string) (*config.Credentials, error) {
+func (s *Pages) convert(ctx context.Context, code string) (*config.Credentials, error) {
 	gh, err := github.NewClient(&http.Client{Timeout: convertTimeout}).WithEnterpriseURLs(s.cfg.GitHub.APIURL, s.cfg.GitHub.APIURL)
 	if err != nil {
 		return nil, err
@@ -332,7 +342,7 @@ func (s *setup) convert(ctx context.Context, code string) (*config.Credentials, 
 
 // conversionFailure says what went wrong when GitHub was asked for the
 // App's credentials: out of reach, refusing the code, or failing.
-func (s *setup) conversionFailure(err error) string {
+func (s *Pages) conversionFailure(err error) string {
 	api := s.cfg.GitHub.APIURL
 	var answer *github.ErrorResponse
 	if errors.As(err, &answer) && answer.Response != nil {

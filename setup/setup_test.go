@@ -1,4 +1,4 @@
-package app
+package setup
 
 import (
 	"encoding/json"
@@ -15,15 +15,16 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/githubtest"
+	"strata.dev/strata/version"
 )
 
-func newTestSetup(publicURL string) *setup {
-	return newSetup(&config.Server{PublicURL: publicURL, GitHub: config.GitHub{WebURL: "https://github.example/"}}, zerolog.Nop())
+func newTestSetup(publicURL string) *Pages {
+	return New(&config.Server{PublicURL: publicURL, GitHub: config.GitHub{WebURL: "https://github.example/"}}, zerolog.Nop())
 }
 
 // serve sends a GET to the setup pages; an absolute target says which host
 // (and, with https, TLS) the browser reached the server at.
-func serve(s *setup, target string, cookie *http.Cookie, header ...string) *httptest.ResponseRecorder {
+func serve(s *Pages, target string, cookie *http.Cookie, header ...string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodGet, target, nil)
 	if cookie != nil {
 		req.AddCookie(cookie)
@@ -38,7 +39,7 @@ func serve(s *setup, target string, cookie *http.Cookie, header ...string) *http
 
 // createURL is the second step as the first page's form submits it, at the
 // host of the chosen public URL.
-func createURL(s *setup, publicURL, org string) string {
+func createURL(s *Pages, publicURL, org string) string {
 	q := url.Values{"token": {s.token}, "step": {stepCreate}, "public_url": {publicURL}, "org": {org}}
 	return strings.TrimSuffix(publicURL, "/") + "/setup?" + q.Encode()
 }
@@ -49,7 +50,7 @@ func TestSetupTokenIsRandom(t *testing.T) {
 	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(a.token) || a.token == b.token {
 		t.Fatalf("tokens %q and %q: want 32 hex digits, different each time", a.token, b.token)
 	}
-	if got := a.link("https://strata.example"); got != "https://strata.example/setup?token="+a.token {
+	if got := a.Link("https://strata.example"); got != "https://strata.example/setup?token="+a.token {
 		t.Fatalf("link = %q", got)
 	}
 }
@@ -319,7 +320,7 @@ func TestSetupTokenDiesWithTheRegistration(t *testing.T) {
 
 // begin opens a flow at publicURL and returns the callback's state and the
 // browser's cookie.
-func begin(t *testing.T, s *setup, publicURL string) (string, *http.Cookie) {
+func begin(t *testing.T, s *Pages, publicURL string) (string, *http.Cookie) {
 	t.Helper()
 	rec := serve(s, createURL(s, publicURL, ""), nil)
 	m := regexp.MustCompile(`state=([0-9a-f]{32})`).FindStringSubmatch(rec.Body.String())
@@ -349,7 +350,7 @@ func TestSetupSaysWhyRegistrationFailed(t *testing.T) {
 		{"unreachable", unreachable, []string{"Strata could not reach GitHub at " + unreachable + ": ", "connection refused", "STRATA_GITHUB_API_URL"}},
 		{"refused", gh.APIURL(), []string{"GitHub refused the registration code (HTTP 404)", "one hour and one use"}},
 	} {
-		s := newSetup(&config.Server{DataDir: t.TempDir(), GitHub: config.GitHub{APIURL: c.api, WebURL: gh.WebURL()}}, zerolog.Nop())
+		s := New(&config.Server{DataDir: t.TempDir(), GitHub: config.GitHub{APIURL: c.api, WebURL: gh.WebURL()}}, zerolog.Nop())
 		state, cookie := begin(t, s, "http://example.com")
 		rec := serve(s, "http://example.com/setup/callback?code=expired-code&state="+state, cookie)
 		body := html.UnescapeString(rec.Body.String())
@@ -374,7 +375,7 @@ func TestSetupDoneSaysHowToInstall(t *testing.T) {
 	gh := githubtest.NewServer(t)
 	gh.AddManifestCode("one-time-code")
 	dir := t.TempDir()
-	s := newSetup(&config.Server{DataDir: dir, GitHub: config.GitHub{APIURL: gh.APIURL(), WebURL: gh.WebURL()}}, zerolog.Nop())
+	s := New(&config.Server{DataDir: dir, GitHub: config.GitHub{APIURL: gh.APIURL(), WebURL: gh.WebURL()}}, zerolog.Nop())
 	state, cookie := begin(t, s, "https://strata.example.com")
 	rec := serve(s, "https://strata.example.com/setup/callback?code=one-time-code&state="+state, cookie)
 	body := rec.Body.String()
@@ -396,5 +397,24 @@ func TestSetupDoneSaysHowToInstall(t *testing.T) {
 	}
 	if got := <-s.done; got.PublicURL != "https://strata.example.com" {
 		t.Errorf("handed on %+v", got)
+	}
+}
+
+// The setup pages are the web UI's layout (web.Layout), not a copy of it:
+// its stylesheet, header and footer, and no script, which the setup's CSP
+// would refuse.
+func TestSetupPagesAreInTheUILayout(t *testing.T) {
+	s := newTestSetup("")
+	for _, target := range []string{"/", "/setup?token=" + s.token, "/setup"} {
+		body := serve(s, target, nil).Body.String()
+		for _, want := range []string{`<link rel="stylesheet" href="/static/strata.css">`, `<header class="top">`,
+			`<footer class="foot">Strata ` + version.String() + `</footer>`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s lacks %q:\n%s", target, want, body)
+			}
+		}
+		if strings.Contains(body, "<script") || strings.Contains(body, "<nav>") {
+			t.Errorf("%s has a script or the UI's navigation:\n%s", target, body)
+		}
 	}
 }
