@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/terraform/testprovider/providertest"
@@ -153,16 +154,42 @@ func TestMergeWithoutPlanAndFailedApply(t *testing.T) {
 	noViolations(t, e.GitHub)
 }
 
-// lock: on_apply: two PRs planned side by side, merged one after the other
-// -> the second's apply waits for the first's (merge order, in the store),
-// plans the merge commit with the first's changes applied, and applies
-// only its own: both applied, in order.
+// lock: on_apply: two PRs planned side by side, merged one after the
+// other; the first's close is held at its first GitHub call, so the
+// second's close records its apply first (the race of close jobs that run
+// side by side) -> the second's apply waits for the first's merge, which is
+// in its history, then plans its merge commit with the first's changes
+// applied and applies only its own: both applied, in merge order. On the
+// code before, the second applied first, its plan held the first's
+// unapplied change, and it was refused.
 func TestMergesApplyInMergeOrder(t *testing.T) {
 	e := startOnMerge(t, "version: 1\nlock: on_apply\nlayers:\n  - dir: infra/network\n    auto_apply: on_merge\n")
-	one := e.reviewedFiles("one", map[string]string{network + "/c.tf": thingFile("c", 1500)})
+	one := e.reviewedFiles("one", map[string]string{network + "/c.tf": thingFile("c", 0)})
 	two := e.reviewedFiles("two", map[string]string{network + "/d.tf": thingFile("d", 0)})
+	held := e.GitHub.HoldNext("GET", fmt.Sprintf("/repos/%s/pulls/%d", e.Repo.FullName(), one.Number))
 	first := e.merge(one)
+	select {
+	case <-held.Reached():
+	case <-time.After(layersWait):
+		t.Fatal("the first merge's close job never read its PR")
+	}
 	second := e.merge(two)
+	st := e.Server.Store()
+	// The second's apply is recorded and has started (it waits, or, on the
+	// code before, went ahead) while the first's close is still held.
+	e.WaitFor(layersWait, func() bool {
+		rows, _ := st.MergeAppliesOfPR(t.Context(), e.Repo.FullName(), two.Number)
+		if len(rows) != 1 {
+			return false
+		}
+		var running int
+		err := st.DB().QueryRowContext(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'layer_merge_apply' AND state = 'running'`).Scan(&running)
+		return err == nil && (running > 0 || rows[0].State != "queued")
+	})
+	if rows, _ := st.MergeAppliesOfPR(t.Context(), e.Repo.FullName(), one.Number); len(rows) != 0 {
+		t.Fatalf("the held close recorded %+v", rows)
+	}
+	held.Release()
 	for _, sha := range []string{first, second} {
 		if cr := e.completed(sha, networkApply); cr.Conclusion != "success" {
 			t.Fatalf("apply after merge at %s = %s %q %q", sha, cr.Conclusion, cr.Title, cr.Summary)
@@ -173,7 +200,6 @@ func TestMergesApplyInMergeOrder(t *testing.T) {
 			t.Fatalf("thing %s missing after both merges", name)
 		}
 	}
-	st := e.Server.Store()
 	a, _ := st.MergeAppliesOfPR(t.Context(), e.Repo.FullName(), one.Number)
 	b, _ := st.MergeAppliesOfPR(t.Context(), e.Repo.FullName(), two.Number)
 	if len(a) != 1 || len(b) != 1 || a[0].State != "applied" || b[0].State != "applied" || !a[0].UpdatedAt.Before(b[0].UpdatedAt) {

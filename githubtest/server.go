@@ -62,6 +62,7 @@ type Server struct {
 	handlers   map[string]handlerFunc
 	faults     []fault          // faults.go
 	failed     []Request        // faults.go
+	holds      []*Hold          // hold.go
 	rate       rateWindow       // ratelimit.go
 	exhaust    []exhaustion     // ratelimit.go
 	limited    []Request        // ratelimit.go
@@ -197,6 +198,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.injectFault(w, r) {
 		return
 	}
+	s.waitHold(r)
 
 	switch p := r.URL.Path; {
 	case strings.HasPrefix(p, "/api/v3/"):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"strata.dev/strata/checks"
 	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
+	"strata.dev/strata/pull"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
@@ -22,7 +24,7 @@ import (
 // layerMergeApplyWorker runs a merged PR's post-merge applies, layer after
 // layer in dependency order. Each layer waits for the post-merge applies of
 // the PRs merged before (merge_applies, in the store: across replicas and
-// restarts), then plans the merge commit holding the layer's slot, compares
+// restarts; before is Git's order, mergeTurn), then plans the merge commit holding the layer's slot, compares
 // that plan with the reviewed one (plansEquivalent) and, when they make the
 // same changes, applies it through the normal apply path (applyLayer: the
 // lock, the slot, the layer's generation, managed state, the sandbox).
@@ -75,7 +77,7 @@ func (w *layerMergeApplyWorker) Work(ctx context.Context, job *river.Job[jobs.La
 			why := fmt.Sprintf("it depends on %s, which was not applied", markdown.Quote(dep))
 			out = mergeOutcome{State: mergeSkipped, Detail: why, Check: mergeCheck(a.PR, a.HeadSHA, name, mergeSkipped, why)}
 		} else {
-			if err := w.waitTurn(ctx, row); err != nil {
+			if err := w.waitTurn(ctx, a, row); err != nil {
 				return err
 			}
 			if err := d.Store.SetMergeApply(ctx, row.ID, string(mergeRunning), "", step.CheckRunID); err != nil {
@@ -128,14 +130,20 @@ func firstIn(names []string, set map[string]bool) string {
 }
 
 // waitTurn waits until the post-merge applies of the layer merged before
-// row ended: applies of a layer happen in merge order.
-func (w *layerMergeApplyWorker) waitTurn(ctx context.Context, row *store.MergeApply) error {
+// row ended, and the close jobs of the merges before it with them
+// (mergeTurn says why): applies of a layer happen in merge order.
+func (w *layerMergeApplyWorker) waitTurn(ctx context.Context, a jobs.LayerMergeApply, row *store.MergeApply) error {
+	repo, err := w.d.Repo(a.Repo)
+	if err != nil {
+		return err
+	}
+	known := map[string]string{} // merge commit -> its compare with ours, which never changes
 	for {
-		before, err := w.d.Store.MergeAppliesBefore(ctx, row, string(mergeQueued), string(mergeRunning))
+		others, err := w.otherMerges(ctx, repo, a, row, known)
 		if err != nil {
 			return err
 		}
-		if len(before) == 0 {
+		if mergeTurn(row, others) == nil {
 			return nil
 		}
 		select {
@@ -144,6 +152,49 @@ func (w *layerMergeApplyWorker) waitTurn(ctx context.Context, row *store.MergeAp
 		case <-time.After(mergeTurnPoll):
 		}
 	}
+}
+
+// otherMerges are the facts of mergeTurn: the repository's close jobs of
+// merges not ended, then the layer's post-merge applies not ended (in that
+// order: a close that ends between the two reads recorded its rows before
+// it ended), each with where its merge commit stands to row's.
+func (w *layerMergeApplyWorker) otherMerges(ctx context.Context, repo pull.Repository, a jobs.LayerMergeApply, row *store.MergeApply,
+	known map[string]string) ([]otherMerge, error) {
+	closes, err := queue.Unfinished(ctx, w.d.Store, jobs.PullRequest{}.Kind(), a.FullName, "action", "pr", "merge_sha")
+	if err != nil {
+		return nil, err
+	}
+	var out []otherMerge
+	for _, c := range closes {
+		pr, _ := strconv.Atoi(c.Args["pr"])
+		if c.Args["action"] == "closed" && c.Args["merge_sha"] != "" && pr != a.PR {
+			out = append(out, otherMerge{PR: pr, MergeSHA: c.Args["merge_sha"]})
+		}
+	}
+	rows, err := w.d.Store.MergeAppliesIn(ctx, a.FullName, row.Layer, string(mergeQueued), string(mergeRunning))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if r.PR != a.PR {
+			out = append(out, otherMerge{PR: r.PR, MergeSHA: r.MergeSHA, Row: r})
+		}
+	}
+	for i, o := range out {
+		status, ok := known[o.MergeSHA]
+		if !ok {
+			cmp, err := repo.Compare(ctx, o.MergeSHA, row.MergeSHA)
+			if err != nil {
+				// Unknown this time (mergedBefore says what then); asked
+				// again at the next poll.
+				worker.Warn(ctx, err, "order the post-merge apply of #"+strconv.Itoa(row.PR)+" after #"+strconv.Itoa(o.PR))
+				continue
+			}
+			status, known[o.MergeSHA] = cmp.Status, cmp.Status
+		}
+		out[i].Status = status
+	}
+	return out, nil
 }
 
 // runLayer plans the layer at the merge commit, compares, and applies.

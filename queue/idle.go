@@ -24,16 +24,27 @@ import (
 func Pending(ctx context.Context, st *store.Store) (int, error) {
 	var n int
 	err := st.DB().QueryRowContext(ctx, st.Rebind(`SELECT
-		(SELECT count(*) FROM river_job j WHERE j.state IN `+activeStates+`
-			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id AND (r.status IN (?, ?)
-				OR (j.state = 'running' AND r.attempt = j.attempt AND r.status <> ? AND r.finished_at < `+st.NowSQL()+` - ?))))
+		(SELECT count(*) FROM river_job j WHERE j.state IN `+activeStates+` AND `+liveJob(st)+`)
 		+ (SELECT count(*) FROM runs r WHERE r.status = ?
 			AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.id = r.job_id AND j.state IN `+activeStates+`))`),
-		store.RunLost, store.RunInterrupted, store.RunRunning, deadRowAfter.Milliseconds(), store.RunRunning).Scan(&n)
+		append(liveJobArgs(), store.RunRunning)...).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count pending jobs: %w", err)
 	}
 	return n, nil
+}
+
+// liveJob is true of a River job j whose run no reaper declared lost or
+// interrupted (what follows it was already taken care of) and that is not
+// a "running" row whose process died (Pending says why); its arguments
+// are liveJobArgs.
+func liveJob(st *store.Store) string {
+	return `NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id AND (r.status IN (?, ?)
+		OR (j.state = 'running' AND r.attempt = j.attempt AND r.status <> ? AND r.finished_at < ` + st.NowSQL() + ` - ?)))`
+}
+
+func liveJobArgs() []any {
+	return []any{store.RunLost, store.RunInterrupted, store.RunRunning, deadRowAfter.Milliseconds()}
 }
 
 // deadRowAfter is how long after its run ended a job River still calls

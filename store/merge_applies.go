@@ -107,20 +107,22 @@ func (s *Store) MergeAppliesOfPR(ctx context.Context, repo string, pr int) ([]*M
 	return queryAll(ctx, s, scanMergeApply, `SELECT `+mergeApplyColumns+` FROM merge_applies WHERE repo = ? AND pr = ? ORDER BY id`, repo, pr)
 }
 
-// MergeAppliesBefore lists the post-merge applies of m's layer merged
-// before m (merged_at, then id) whose state is one of states: those m
-// waits for.
-func (s *Store) MergeAppliesBefore(ctx context.Context, m *MergeApply, states ...string) ([]*MergeApply, error) {
+// MergeAppliesIn lists the post-merge applies of a layer whose state is one
+// of states (those not ended: what a later merge's apply may wait for), by
+// id. Which of them merged before which is Git's to say (layers'
+// mergeTurn), not merged_at's: GitHub gives it to the second, and a merge
+// queue merges a whole group in the same second.
+func (s *Store) MergeAppliesIn(ctx context.Context, repo, layer string, states ...string) ([]*MergeApply, error) {
 	if len(states) == 0 {
 		return nil, nil
 	}
-	q := `SELECT ` + mergeApplyColumns + ` FROM merge_applies WHERE repo = ? AND layer = ? AND (merged_at < ? OR (merged_at = ? AND id < ?)) AND state IN (?`
-	args := []any{m.Repo, m.Layer, m.MergedAt.UnixMilli(), m.MergedAt.UnixMilli(), m.ID, states[0]}
+	q := `SELECT ` + mergeApplyColumns + ` FROM merge_applies WHERE repo = ? AND layer = ? AND state IN (?`
+	args := []any{repo, layer, states[0]}
 	for _, st := range states[1:] {
 		q += `, ?`
 		args = append(args, st)
 	}
-	return queryAll(ctx, s, scanMergeApply, q+`) ORDER BY merged_at, id`, args...)
+	return queryAll(ctx, s, scanMergeApply, q+`) ORDER BY id`, args...)
 }
 
 // SetMergeApply moves a post-merge apply to state, with what it found.

@@ -11,7 +11,7 @@ import (
 )
 
 // A reviewed plan's changes are kept sealed, bound to their row, and
-// outlive the PR's plans; post-merge applies come back in merge order, a
+// outlive the PR's plans; the post-merge applies of a layer not ended are listed, a
 // redelivered close adds none.
 func TestMergeApplies(t *testing.T) {
 	for _, d := range storetest.Dialects {
@@ -61,18 +61,21 @@ func TestMergeApplies(t *testing.T) {
 			if again := add(2, t0.Add(time.Hour)); again.ID != second.ID || !again.MergedAt.Equal(t0.Add(time.Second)) {
 				t.Fatalf("a redelivered close added %+v", again)
 			}
-			before, err := st.MergeAppliesBefore(ctx, third, "queued")
-			if err != nil || len(before) != 2 || before[0].PR != 1 || before[1].PR != 2 {
-				t.Fatalf("before #3 = %+v, %v", before, err)
-			}
-			if before, _ := st.MergeAppliesBefore(ctx, first, "queued"); len(before) != 0 {
-				t.Fatalf("before #1 = %+v", before)
+			unended, err := st.MergeAppliesIn(ctx, "acme/infra", "net", "queued", "running")
+			if err != nil || len(unended) != 3 || unended[0].PR != 2 || unended[1].PR != 1 || unended[2].PR != 3 {
+				t.Fatalf("not ended = %+v, %v", unended, err)
 			}
 			if err := st.SetMergeApply(ctx, first.ID, "applied", "", 7); err != nil {
 				t.Fatal(err)
 			}
-			if before, _ := st.MergeAppliesBefore(ctx, third, "queued"); len(before) != 1 || before[0].PR != 2 {
-				t.Fatalf("before #3 once #1 applied = %+v", before)
+			if err := st.SetMergeApply(ctx, third.ID, "running", "", 8); err != nil {
+				t.Fatal(err)
+			}
+			if unended, _ := st.MergeAppliesIn(ctx, "acme/infra", "net", "queued", "running"); len(unended) != 2 || unended[0].PR != 2 || unended[1].PR != 3 {
+				t.Fatalf("not ended once #1 applied = %+v", unended)
+			}
+			if other, _ := st.MergeAppliesIn(ctx, "acme/infra", "dns", "queued", "running"); len(other) != 0 {
+				t.Fatalf("another layer's = %+v", other)
 			}
 			last, err := st.LastMergeApplyOf(ctx, "acme/infra", "net")
 			if err != nil || last.PR != 3 {
