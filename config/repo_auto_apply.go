@@ -1,6 +1,6 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // AutoApply says whether merging a PR applies its layers. It is policy: a
 // PR runs with the default branch's (see Effective), so it can neither turn

@@ -5,7 +5,7 @@ import (
 	"path"
 	"regexp"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // maxRepoFileSize bounds the repo config; a real one is a few kilobytes.

@@ -8,7 +8,7 @@ import (
 	"text/template"
 	"text/template/parse"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // CommitMessageData is what a sync's dest.commit_message template sees: the

@@ -1,6 +1,6 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // engine decodes `engine: terraform|tofu`. It only chooses which of the
 // operator's binaries runs, so a PR's own file decides it, unlike policy.

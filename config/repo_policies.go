@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"slices"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // PolicySet is a set of conftest-style Rego policies that judge the plans
