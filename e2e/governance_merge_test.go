@@ -20,7 +20,12 @@ const onMergeConfig = "version: 1\nlayers:\n  - dir: infra/network\n    auto_app
 // on merge, with the given .strata.yaml, and alice may write.
 func startOnMerge(t *testing.T, strataYAML string) *providerEnv {
 	t.Helper()
-	e := startProviderLayers(t, apptest.Options{}, map[string][]providertest.Thing{network: nil})
+	return startOnMergeWith(t, apptest.Options{}, strataYAML)
+}
+
+func startOnMergeWith(t *testing.T, opts apptest.Options, strataYAML string) *providerEnv {
+	t.Helper()
+	e := startProviderLayers(t, opts, map[string][]providertest.Thing{network: nil})
 	e.Repo.Commit("main", map[string]string{".strata.yaml": strataYAML}, "Apply infra/network on merge")
 	e.Repo.SetPermission("alice", "write")
 	return e
@@ -163,7 +168,9 @@ func TestMergeWithoutPlanAndFailedApply(t *testing.T) {
 // code before, the second applied first, its plan held the first's
 // unapplied change, and it was refused.
 func TestMergesApplyInMergeOrder(t *testing.T) {
-	e := startOnMerge(t, "version: 1\nlock: on_apply\nlayers:\n  - dir: infra/network\n    auto_apply: on_merge\n")
+	// The second's apply waits through the first's close, plan and apply:
+	// its lease is given time on a loaded machine.
+	e := startOnMergeWith(t, apptest.Options{Heartbeat: time.Second}, "version: 1\nlock: on_apply\nlayers:\n  - dir: infra/network\n    auto_apply: on_merge\n")
 	one := e.reviewedFiles("one", map[string]string{network + "/c.tf": thingFile("c", 0)})
 	two := e.reviewedFiles("two", map[string]string{network + "/d.tf": thingFile("d", 0)})
 	held := e.GitHub.HoldNext("GET", fmt.Sprintf("/repos/%s/pulls/%d", e.Repo.FullName(), one.Number))
