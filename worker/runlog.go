@@ -18,7 +18,7 @@ const (
 	// logMaxPending bounds the masked text waiting for its batch (or for
 	// the end of its line): past it, it is stored at once, while the tool
 	// goes on printing.
-	logMaxPending = 64 << 10
+	logMaxPending = 1 << 20
 	// logMaxBacklog bounds what waits while a batch is being stored: past
 	// it, the tool's writes wait for the store.
 	logMaxBacklog = 4 << 20
