@@ -46,36 +46,55 @@ func (w *releaseTestWorker) Work(ctx context.Context, job *river.Job[jobs.Releas
 		c.Name, c.ExternalID, c.DetailsURL, c.LogURL = checks.HelmTest(a.Target), checks.ExternalID(a.PR), logURL, logURL
 		return rep.UpdateCheck(context.WithoutCancel(ctx), a.CheckRunID, c)
 	}
-	key := releaseKey(a.Release)
+	// The slot is held until the check is complete: the next run of the
+	// release starts after this one's report.
+	free, ran, err := w.run(ctx, a, runID, check)
+	defer free()
+	if err != nil {
+		return err
+	}
+	out := releaseOutcomeOf(a, ran)
+	err = check(out.Check)
+	if out.Err != nil {
+		worker.Warn(ctx, err, "report the Helm test that did not start")
+		return out.Err
+	}
+	return err
+}
 
+// run gathers what a /helm-test run finds: it waits for the release's
+// slot (free releases it, whatever run returns), fetches the PR and runs
+// the engine, reporting the check in progress on the way. An error is a
+// progress report that failed or a lost lease: the run ends without a
+// report.
+func (w *releaseTestWorker) run(ctx context.Context, a jobs.ReleaseTest, runID int64, check func(report.Check) error) (free func(), _ releaseRun, _ error) {
+	d := w.d
+	key := releaseKey(a.Release)
+	free = func() {}
 	if holder, err := d.Store.ReleaseSlotHolder(ctx, key); err == nil && holder != 0 && holder != runID {
 		if err := check(report.Check{Status: "in_progress", Title: "Waiting for another run of this release",
 			Summary: fmt.Sprintf("Another run is testing release %s in cluster %s; this one starts when it ends.", markdown.Quote(a.Release.ReleaseName), markdown.Quote(a.Release.Cluster))}); err != nil {
-			return err
+			return free, releaseRun{}, err
 		}
 	}
-	free, err := waitReleaseSlot(ctx, d.Store, key, runID)
+	held, err := waitReleaseSlot(ctx, d.Store, key, runID)
 	if err != nil {
-		worker.Warn(ctx, check(report.Check{Conclusion: "failure", Title: "Helm test did not start", Summary: markdown.Block("", err.Error()), Actions: helmTestActions}), "report the Helm test that did not start")
-		return err
+		return free, releaseRun{NotStarted: err}, nil
 	}
-	defer free()
+	free = held
 
-	// A PR closed while this run waited is not installed again: its
-	// cleanup may already have uninstalled the release.
+	// A PR closed while this run waited is not installed again.
 	pr, err := d.PR(ctx, a.Repo, a.PR)
 	if err != nil {
-		worker.Warn(ctx, check(report.Check{Conclusion: "failure", Title: "Helm test did not start", Summary: markdown.Block("", err.Error()), Actions: helmTestActions}), "report the Helm test that did not start")
-		return err
+		return free, releaseRun{NotStarted: err}, nil
 	}
 	if !pr.Open() {
-		return check(report.Check{Conclusion: "cancelled", Title: "Cancelled", Summary: "Not tested: the pull request is closed."})
+		return free, releaseRun{Closed: true}, nil
 	}
-
 	if err := check(report.Check{Status: "in_progress", Title: "Testing",
 		Summary: fmt.Sprintf("Installing or upgrading release %s in cluster %s, namespace %s, from the chart at %s, then running its Helm tests.",
 			markdown.Quote(a.Release.ReleaseName), markdown.Quote(a.Release.Cluster), markdown.Quote(a.Release.Namespace), a.HeadSHA)}); err != nil {
-		return err
+		return free, releaseRun{}, err
 	}
 
 	// The run's page shows the test started; Helm's SDK gives the hooks'
@@ -87,22 +106,14 @@ func (w *releaseTestWorker) Work(ctx context.Context, job *river.Job[jobs.Releas
 	res, err := testRelease(ctx, d, w.clusters, a)
 	if err != nil && queue.LeaseLost(ctx) {
 		// The replica that claims the run reports it interrupted.
-		return context.Cause(ctx)
+		return free, releaseRun{}, context.Cause(ctx)
 	}
-	ctx = context.WithoutCancel(ctx)
 	if res != nil {
 		res.Redact(d.Redactor.String)
 	}
 	fmt.Fprint(log, runLog(res, err))
 	log.Close()
-	if err != nil {
-		summary := "**Strata could not carry out the Helm test:**\n\n" + markdown.Block("", strings.TrimSpace(err.Error()))
-		if res != nil {
-			summary += "\n" + res.Markdown(report.MaxCheckOutput-len(summary)-200)
-		}
-		return check(report.Check{Conclusion: "failure", Title: "Helm test could not run", Summary: summary, Actions: helmTestActions})
-	}
-	return check(releaseCheck(a, res))
+	return free, releaseRun{Res: res, Err: err}, nil
 }
 
 // testRelease runs the engine on the release's chart in the tree at the
