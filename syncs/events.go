@@ -53,38 +53,50 @@ func syncsOnPush(ctx context.Context, d *worker.Deps, ev jobs.Push) error {
 	}
 	for _, s := range cfg.Syncs {
 		spec := syncSpec(ev.Repo, s)
-		if why := feedsItself(ev, spec); why != "" {
-			if err := failOnce(ctx, rep, ev.After, s.Name, "Destination overlaps the source", why); err != nil {
-				return err
-			}
-			continue
-		}
-		if t, err := d.Store.Takeover(ctx, ev.FullName, s.Name); err == nil {
-			if err := showPaused(ctx, d, rep, t, ev.After); err != nil {
-				return err
-			}
-			continue
-		} else if !errors.Is(err, store.ErrNotFound) {
+		p, err := syncPushFacts(ctx, d, ev, spec, changed, known)
+		if err != nil {
 			return err
 		}
-		last, err := d.Store.SyncHydration(ctx, ev.FullName, s.Name)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
+		switch pushStepOf(spec, p) {
+		case pushOverlaps:
+			err = failOnce(ctx, rep, ev.After, s.Name, "Destination overlaps the source", p.Overlap)
+		case pushPaused:
+			err = showPaused(ctx, d, rep, p.Takeover, ev.After)
+		case pushUpToDate:
+			// No hydration, no commit, but the record says this commit's
+			// output is in the destination.
+			err = d.Store.MoveSourceCommit(ctx, ev.FullName, s.Name, ev.After)
+		case pushHydrate:
+			_, err = d.Queue.Enqueue(ctx, jobs.SyncHydrate{Repo: ev.Repo, Target: s.Name, HeadSHA: ev.After, Sync: spec,
+				Reason: jobs.HydratePush}, nil)
 		}
-		if upToDate(last, spec, changed, known) {
-			// Nothing the sync reads changed: no hydration, no commit, but
-			// the record says this commit's output is in the destination.
-			if err := d.Store.MoveSourceCommit(ctx, ev.FullName, s.Name, ev.After); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, err := d.Queue.Enqueue(ctx, jobs.SyncHydrate{Repo: ev.Repo, Target: s.Name, HeadSHA: ev.After, Sync: spec,
-			Reason: jobs.HydratePush}, nil); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// syncPushFacts looks up what a push's step for one sync depends on, up to
+// the first fact that decides it: an overlapping destination is not looked
+// up further, nor a sync taken over.
+func syncPushFacts(ctx context.Context, d *worker.Deps, ev jobs.Push, spec jobs.SyncSpec, changed []string, known bool) (syncPush, error) {
+	p := syncPush{Overlap: feedsItself(ev, spec), Changed: changed, Known: known}
+	if p.Overlap != "" {
+		return p, nil
+	}
+	t, err := d.Store.Takeover(ctx, ev.FullName, spec.Name)
+	if err == nil {
+		p.Takeover = t
+		return p, nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return p, err
+	}
+	p.Last, err = d.Store.SyncHydration(ctx, ev.FullName, spec.Name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return p, err
+	}
+	return p, nil
 }
 
 // failOnce puts a failed hydrate check on a pushed commit, once.
