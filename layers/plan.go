@@ -66,67 +66,86 @@ func layerNames(ls []config.Layer) []string {
 // so a retried job (after a failure half-way) starts the layers it had not
 // started, and none twice.
 func startPlans(ctx context.Context, d *worker.Deps, rep *report.Reporter, repo jobs.Repo, pr prRef, user string, layers []config.Layer) error {
-	st := d.Store
-	batch := fmt.Sprintf("%s#%d@%s", repo.FullName, pr.Number, pr.HeadSHA[:12])
+	b := planBatch{d: d, rep: rep, repo: repo, pr: pr, user: user, id: fmt.Sprintf("%s#%d@%s", repo.FullName, pr.Number, pr.HeadSHA[:12])}
 	if run := queue.RunFrom(ctx); run != nil {
-		batch = fmt.Sprintf("job-%d", run.JobID)
+		b.id = fmt.Sprintf("job-%d", run.JobID)
 	}
-	if _, err := st.CreateBatch(ctx, store.PlanBatch{ID: batch, Repo: repo.FullName, PR: pr.Number, Total: len(layers)}); err != nil {
+	if _, err := d.Store.CreateBatch(ctx, store.PlanBatch{ID: b.id, Repo: repo.FullName, PR: pr.Number, Total: len(layers)}); err != nil {
 		return err
 	}
 	for i, l := range layers {
-		progress, err := st.BatchLayer(ctx, batch, l.Name)
-		if err != nil {
-			return err
-		}
-		if progress.Started {
-			continue
-		}
-		held, ok, err := lockForPlan(ctx, st, l, store.Lock{Repo: repo.FullName, Layer: l.Name, PR: pr.Number, HeadSHA: pr.HeadSHA,
-			Holder: user, InstallationID: repo.InstallationID})
-		if err != nil {
-			return err
-		}
-		outcome := lockOutcomeOf(held, ok, pr.HeadSHA)
-		if outcome == lockBlocked {
-			if err := reportBlocked(ctx, d, rep, repo, pr, l, held, batch, i); err != nil {
-				return err
-			}
-			if err := st.SetBatchLayer(ctx, batch, l.Name, store.BatchLayer{Started: true}); err != nil {
-				return err
-			}
-			continue
-		}
-		if outcome != lockFree {
-			if err := showLock(ctx, d, rep, held, pr.HeadSHA); err != nil {
-				return err
-			}
-		}
-		if progress.CheckRunID == 0 {
-			progress.CheckRunID, err = rep.CreateCheck(ctx, report.Check{
-				Name: checks.Plan(l.Name), HeadSHA: pr.HeadSHA, Status: "queued", ExternalID: checks.ExternalID(pr.Number),
-				Title: "Waiting to plan", Summary: fmt.Sprintf("Plan of %s requested by @%s, waiting for a worker.", markdown.Quote(l.Name), user),
-			})
-			if err != nil {
-				return err
-			}
-			if err := st.SetBatchLayer(ctx, batch, l.Name, progress); err != nil {
-				return err
-			}
-		}
-		// The plan's arguments name its check, so inserting it twice (a crash
-		// between the insert and the record below) inserts one job.
-		_, err = d.Queue.Enqueue(ctx, jobs.LayerPlan{Repo: repo, PR: pr.Number, Target: l.Name, HeadSHA: pr.HeadSHA,
-			Layer: specOf(l), User: user, CheckRunID: progress.CheckRunID, Batch: batch, Position: i}, nil)
-		if err != nil {
-			return err
-		}
-		progress.Started = true
-		if err := st.SetBatchLayer(ctx, batch, l.Name, progress); err != nil {
+		if err := b.start(ctx, i, l); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// planBatch is one /plan's batch of layer plans: who asked, for which PR
+// head, under which batch id.
+type planBatch struct {
+	d    *worker.Deps
+	rep  *report.Reporter
+	repo jobs.Repo
+	pr   prRef
+	user string
+	id   string
+}
+
+// start starts the plan of the batch's layer at position i, once: a layer
+// the batch started already (the command job run again) is left as it is.
+// It acts once on what taking the layer's lock gave (lockOutcomeOf).
+func (b planBatch) start(ctx context.Context, i int, l config.Layer) error {
+	st, pr := b.d.Store, b.pr
+	progress, err := st.BatchLayer(ctx, b.id, l.Name)
+	if err != nil || progress.Started {
+		return err
+	}
+	held, ok, err := lockForPlan(ctx, st, l, store.Lock{Repo: b.repo.FullName, Layer: l.Name, PR: pr.Number, HeadSHA: pr.HeadSHA,
+		Holder: b.user, InstallationID: b.repo.InstallationID})
+	if err != nil {
+		return err
+	}
+	switch lockOutcomeOf(held, ok, pr.HeadSHA) {
+	case lockBlocked:
+		if err := reportBlocked(ctx, b.d, b.rep, b.repo, pr, l, held, b.id, i); err != nil {
+			return err
+		}
+		return st.SetBatchLayer(ctx, b.id, l.Name, store.BatchLayer{Started: true})
+	case lockShown, lockMove:
+		if err := showLock(ctx, b.d, b.rep, held, pr.HeadSHA); err != nil {
+			return err
+		}
+	case lockFree:
+	}
+	return b.enqueue(ctx, i, l, progress)
+}
+
+// enqueue queues the plan of the batch's layer at position i with its
+// check, created once.
+func (b planBatch) enqueue(ctx context.Context, i int, l config.Layer, progress store.BatchLayer) error {
+	st, pr := b.d.Store, b.pr
+	if progress.CheckRunID == 0 {
+		var err error
+		progress.CheckRunID, err = b.rep.CreateCheck(ctx, report.Check{
+			Name: checks.Plan(l.Name), HeadSHA: pr.HeadSHA, Status: "queued", ExternalID: checks.ExternalID(pr.Number),
+			Title: "Waiting to plan", Summary: fmt.Sprintf("Plan of %s requested by @%s, waiting for a worker.", markdown.Quote(l.Name), b.user),
+		})
+		if err != nil {
+			return err
+		}
+		if err := st.SetBatchLayer(ctx, b.id, l.Name, progress); err != nil {
+			return err
+		}
+	}
+	// The plan's arguments name its check, so inserting it twice (a crash
+	// between the insert and the record below) inserts one job.
+	if _, err := b.d.Queue.Enqueue(ctx, jobs.LayerPlan{Repo: b.repo, PR: pr.Number, Target: l.Name, HeadSHA: pr.HeadSHA,
+		Layer: specOf(l), User: b.user, CheckRunID: progress.CheckRunID, Batch: b.id, Position: i}, nil); err != nil {
+		return err
+	}
+	progress.Started = true
+	return st.SetBatchLayer(ctx, b.id, l.Name, progress)
 }
 
 // reportBlocked completes the layer's plan check as failure, titled with the
