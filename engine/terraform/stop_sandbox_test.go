@@ -23,7 +23,7 @@ func TestCancelledSandboxedRunInterruptsThenKillsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	setup := s.tree(map[string]string{})
-	setup.TerraformBin, setup.StopGrace = bin, 200*time.Millisecond
+	setup.TerraformBin, setup.StopGrace = bin, testStopGrace
 	signals := filepath.Join(setup.WorkDir, ".signals")
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -34,7 +34,9 @@ func TestCancelledSandboxedRunInterruptsThenKillsEverything(t *testing.T) {
 		done <- err
 	}()
 	waitFile(t, signals, "started")
-	before := sleepers()
+	// The script forked its sleep before it said "started", but the fork
+	// may not have exec'd sleep yet on a busy machine: wait until it has.
+	before := waitSleepers(t)
 	cancel()
 	select {
 	case err := <-done:
@@ -52,6 +54,21 @@ func TestCancelledSandboxedRunInterruptsThenKillsEverything(t *testing.T) {
 	}
 	if after := sleepers(); len(after) > 0 {
 		t.Errorf("the cancelled run's processes %v still run", after)
+	}
+}
+
+// waitSleepers waits until a `sleep 6017` runs, and returns them.
+func waitSleepers(t *testing.T) []int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if pids := sleepers(); len(pids) > 0 {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
