@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -12,7 +11,6 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/helm"
-	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/jobs"
 	"strata.dev/strata/worker"
 )
@@ -78,6 +76,10 @@ func (w *releaseCleanupWorker) Timeout(job *river.Job[jobs.ReleaseCleanup]) time
 	return job.Args.Timeout()
 }
 
+// Work is the job in three steps: uninstall gathers what the cleanup
+// found (holding the release's slot, so that no test of it runs
+// meanwhile), cleanupOutcomeOf decides what the PR is told and the queue
+// hears, and Work does it once.
 func (w *releaseCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.ReleaseCleanup]) error {
 	a, d := job.Args, w.d
 	cluster, ok := d.Config.Cluster(a.Release.Cluster)
@@ -85,32 +87,44 @@ func (w *releaseCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.Rel
 		d.Logger.Warn().Str("cluster", a.Release.Cluster).Str("release", a.Release.ReleaseName).Msg("cluster gone from the server config; release not cleaned up")
 		return nil
 	}
-	runID := worker.RunID(ctx)
-	free, err := waitReleaseSlot(ctx, d.Store, releaseKey(a.Release), runID)
+	free, err := waitReleaseSlot(ctx, d.Store, releaseKey(a.Release), worker.RunID(ctx))
 	if err != nil {
 		return err
 	}
 	defer free()
-
-	cfg, _, err := w.clusters.Connect(ctx, cluster, a.Release.Namespace)
+	found, err := w.uninstall(ctx, cluster, a)
 	if err != nil {
 		return err
 	}
-	history, err := cfg.Releases.History(a.Release.ReleaseName)
-	if errors.Is(err, driver.ErrReleaseNotFound) {
-		return nil // never installed, or already cleaned up
-	} else if err != nil {
-		return fmt.Errorf("release %s in cluster %s: %w", a.Release.ReleaseName, cluster.Name, err)
-	}
-	if !installedOnlyBy(history, a.FullName, a.PR) {
+	out := cleanupOutcomeOf(a, cluster.Name, found, job.Attempt, job.MaxAttempts)
+	if out.Comment != "" {
 		rep, err := d.Reporter(a.Repo)
 		if err != nil {
 			return err
 		}
-		_, err = rep.Comment(ctx, a.PR, fmt.Sprintf("Left Helm release %s in cluster %s, namespace %s installed: "+
-			"its history has revisions this pull request did not write (another pull request, or someone outside Strata), "+
-			"so it is not this pull request's to uninstall (`cleanup_on_close`).", markdown.Quote(a.Release.ReleaseName), markdown.Quote(cluster.Name), markdown.Quote(a.Release.Namespace)))
-		return err
+		if _, err := rep.Comment(ctx, a.PR, out.Comment); err != nil {
+			return err
+		}
+	}
+	return out.Err
+}
+
+// uninstall gathers what a cleanup finds, up to the first fact that ends
+// it, uninstalling the release when it is this PR's alone. An error is the
+// cluster's: nothing was decided.
+func (w *releaseCleanupWorker) uninstall(ctx context.Context, cluster config.Cluster, a jobs.ReleaseCleanup) (cleanupRun, error) {
+	cfg, _, err := w.clusters.Connect(ctx, cluster, a.Release.Namespace)
+	if err != nil {
+		return cleanupRun{}, err
+	}
+	history, err := cfg.Releases.History(a.Release.ReleaseName)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return cleanupRun{Absent: true}, nil
+	} else if err != nil {
+		return cleanupRun{}, fmt.Errorf("release %s in cluster %s: %w", a.Release.ReleaseName, cluster.Name, err)
+	}
+	if !installedOnlyBy(history, a.FullName, a.PR) {
+		return cleanupRun{Foreign: true}, nil
 	}
 	timeout := a.Release.Timeout
 	if timeout <= 0 {
@@ -118,24 +132,5 @@ func (w *releaseCleanupWorker) Work(ctx context.Context, job *river.Job[jobs.Rel
 	}
 	uctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	uerr := helm.Uninstall(uctx, cfg, a.Release.ReleaseName)
-	if uerr != nil && job.Attempt < job.MaxAttempts {
-		return uerr
-	}
-
-	rep, err := d.Reporter(a.Repo)
-	if err != nil {
-		return err
-	}
-	why := worker.ClosedWhy(a.Merged)
-	where := fmt.Sprintf("Helm release %s (release %s) in cluster %s, namespace %s", markdown.Quote(a.Release.ReleaseName), markdown.Quote(a.Target), markdown.Quote(cluster.Name), markdown.Quote(a.Release.Namespace))
-	body := fmt.Sprintf("🧹 Uninstalled %s: %s (`cleanup_on_close`).", where, why)
-	if uerr != nil {
-		body = fmt.Sprintf("⚠️ Could not uninstall %s after %s:\n\n%sUninstall it by hand (`helm uninstall %s -n %s`).",
-			where, why, markdown.Block("", strings.TrimSpace(uerr.Error())), a.Release.ReleaseName, a.Release.Namespace)
-	}
-	if _, err := rep.Comment(ctx, a.PR, body); err != nil {
-		return err
-	}
-	return uerr
+	return cleanupRun{Err: helm.Uninstall(uctx, cfg, a.Release.ReleaseName)}, nil
 }
