@@ -168,16 +168,12 @@ func (w *syncTakeoverWorker) Timeout(*river.Job[jobs.SyncTakeover]) time.Duratio
 	return jobs.SyncHydrateTimeout
 }
 
+// Work is the job in three steps: hydrate gathers what the hydration of
+// the PR's head gave, takeoverOutcomeOf decides what the takeover's check
+// is told and the queue hears, and Work does it once.
 func (w *syncTakeoverWorker) Work(ctx context.Context, job *river.Job[jobs.SyncTakeover]) error {
 	a, d := job.Args, w.d
-	holds := func(ctx context.Context) (*store.Takeover, error) {
-		t, err := d.Store.Takeover(ctx, a.FullName, a.Target)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (t.PR != a.PR || t.HeadSHA != a.HeadSHA)) {
-			return nil, nil // released, or a newer head is on its way
-		}
-		return t, err
-	}
-	t, err := holds(ctx)
+	t, err := w.holds(ctx, a)
 	if err != nil || t == nil {
 		return err
 	}
@@ -185,28 +181,48 @@ func (w *syncTakeoverWorker) Work(ctx context.Context, job *river.Job[jobs.SyncT
 	if err != nil {
 		return err
 	}
-	spec := a.Sync
-	check := takeoverCheck(d, t, a.HeadSHA, spec.DestRepo+":"+spec.DestBranch+":"+spec.DestPath)
-	update := func(note string) error {
-		if t.CheckRunID == 0 {
-			return nil
-		}
-		c := check
-		c.Summary = note + "\n\n" + check.Summary
-		return rep.UpdateCheck(ctx, t.CheckRunID, c)
+	ran, err := w.hydrate(ctx, a, t)
+	if err != nil {
+		return err
 	}
+	out := takeoverOutcomeOf(a, ran)
+	if out.Note == "" || t.CheckRunID == 0 {
+		return out.Err
+	}
+	spec := a.Sync
+	c := takeoverCheck(d, t, a.HeadSHA, spec.DestRepo+":"+spec.DestBranch+":"+spec.DestPath)
+	c.Summary = out.Note + "\n\n" + c.Summary
+	err = rep.UpdateCheck(ctx, t.CheckRunID, c)
+	if out.Err != nil {
+		worker.Warn(ctx, err, "report the failed takeover hydration")
+		return out.Err
+	}
+	return err
+}
+
+// holds is the takeover the job hydrates for, or nil when the PR released
+// it or a newer head is on its way.
+func (w *syncTakeoverWorker) holds(ctx context.Context, a jobs.SyncTakeover) (*store.Takeover, error) {
+	t, err := w.d.Store.Takeover(ctx, a.FullName, a.Target)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (t.PR != a.PR || t.HeadSHA != a.HeadSHA)) {
+		return nil, nil
+	}
+	return t, err
+}
+
+// hydrate gathers what hydrating the PR's head into the destination gave,
+// with the takeover recorded in .strata-sync.yaml: the commit goes only
+// while the PR still holds the sync at this head. An error is GitHub's
+// client: nothing ran.
+func (w *syncTakeoverWorker) hydrate(ctx context.Context, a jobs.SyncTakeover, t *store.Takeover) (takeoverRun, error) {
+	d, spec := w.d, a.Sync
 	gh, err := d.Client(a.Repo)
 	if err != nil {
-		return err
+		return takeoverRun{}, err
 	}
 	res, err := buildSync(ctx, d, a.Repo, spec, a.HeadSHA, a.HeadSHA)
-	var bad *hydrate.Error
-	if errors.As(err, &bad) {
-		return update(buildFailure(a.Target, a.HeadSHA, bad))
-	}
 	if err != nil {
-		worker.Warn(ctx, update(fmt.Sprintf("Hydrating %s failed: %s. Push again or comment `/takeover %s` to retry.", report.Short(a.HeadSHA), markdown.Quote(fmt.Sprint(err)), a.Target)), "report the failed takeover hydration")
-		return err
+		return takeoverRun{BuildErr: err}, nil
 	}
 	state := res.State
 	state.Takeover = &hydrate.Takeover{PR: a.PR, By: t.Holder, Head: a.HeadSHA, Until: t.ExpiresAt}
@@ -214,20 +230,19 @@ func (w *syncTakeoverWorker) Work(ctx context.Context, job *river.Job[jobs.SyncT
 	msg := fmt.Sprintf("Hydrate %s from #%d (%s@%s): takeover by @%s until %s\n\nSource: %s@%s\nSync: %s\n",
 		a.Target, a.PR, a.FullName, report.Short(a.HeadSHA), t.Holder, when(t.ExpiresAt), a.FullName, a.HeadSHA, a.Target)
 	out, err := (gitcommit.Writer{GitHub: gh}).Commit(ctx, destOf(spec), res.Files, msg, func(ctx context.Context, _ *hydrate.SyncState) (string, error) {
-		if t, err := holds(ctx); err != nil || t == nil {
+		if t, err := w.holds(ctx, a); err != nil || t == nil {
 			return "the takeover ended or moved to a newer head", err
 		}
 		return "", nil
 	})
 	if err != nil {
-		worker.Warn(ctx, update(fmt.Sprintf("Hydrating %s failed: %s. Push again or comment `/takeover %s` to retry.", report.Short(a.HeadSHA), markdown.Quote(fmt.Sprint(err)), a.Target)), "report the failed takeover hydration")
-		return err
+		return takeoverRun{CommitErr: err}, nil
 	}
 	if out.Skipped != "" {
-		return nil
+		return takeoverRun{Skipped: true}, nil
 	}
 	_, summary := hydrateReport(d, a.Target, spec, a.HeadSHA, res, out)
-	return update(summary)
+	return takeoverRun{Summary: summary}, nil
 }
 
 // takeoverInterrupted reports a takeover hydration cut short by its process
