@@ -43,14 +43,11 @@ func readCodeowners(ctx context.Context, pr pull.Context, layers []config.Layer,
 
 // readCodeownersAt is readCodeowners with CODEOWNERS read at ref, a commit
 // of the default branch: a merged PR's base, so that the PR's own edits to
-// CODEOWNERS, merged by then, do not judge it.
+// CODEOWNERS, merged by then, do not judge it. Which layers need it
+// (requiringCodeowners) and which teams' members are read (teamsToAsk)
+// are decided on what was read before them.
 func readCodeownersAt(ctx context.Context, pr pull.Context, ref string, layers []config.Layer, tree treeAt, f *requirementFacts) error {
-	var owned []config.Layer
-	for _, l := range layers {
-		if slices.Contains(l.ApplyRequirements, config.CodeOwners) {
-			owned = append(owned, l)
-		}
-	}
+	owned := requiringCodeowners(layers)
 	if len(owned) == 0 {
 		return nil
 	}
@@ -59,20 +56,44 @@ func readCodeownersAt(ctx context.Context, pr pull.Context, ref string, layers [
 	if err := readCodeownersFile(ctx, pr, ref, &co); err != nil {
 		return err
 	}
-	changed, err := pr.ChangedFiles(ctx)
+	files, err := readOwnedFiles(ctx, pr, owned, tree, &co)
 	if err != nil {
 		return err
 	}
+	if err := readReviewers(ctx, pr, f); err != nil {
+		return err
+	}
+	if err := readOwnerTeams(ctx, pr, teamsToAsk(*f, files, co.Rules), &co); err != nil {
+		return err
+	}
+	f.Codeowners = co
+	return nil
+}
+
+// readOwnedFiles reads the files the PR changes that each layer counts as
+// its own (with the local modules its head calls) into co.Files, and
+// returns them all.
+func readOwnedFiles(ctx context.Context, pr pull.Context, owned []config.Layer, tree treeAt, co *codeownersFacts) ([]string, error) {
+	changed, err := pr.ChangedFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
 	modules, err := codeownersModules(owned, changed, tree)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var files []string
 	for _, l := range owned {
 		co.Files[l.Name] = layerFiles(l, changed, modules[l.Name])
 		files = append(files, co.Files[l.Name]...)
 	}
+	return files, nil
+}
 
+// readReviewers reads the PR's reviews and the permission of each
+// approving reviewer, unless the facts have them already.
+func readReviewers(ctx context.Context, pr pull.Context, f *requirementFacts) error {
+	var err error
 	if f.Reviews == nil {
 		if f.Reviews, err = pr.Reviews(ctx); err != nil {
 			return err
@@ -88,21 +109,24 @@ func readCodeownersAt(ctx context.Context, pr pull.Context, ref string, layers [
 			}
 		}
 	}
-	if approvers, _ := codeownerApprovers(f.Reviews, f.Head, f.Author, f.Reviewers); len(approvers) > 0 {
-		for _, team := range teamsToRead(files, co.Rules) {
-			org, slug, _ := strings.Cut(team, "/")
-			members, err := pr.TeamMembers(ctx, org, slug)
-			switch {
-			case errors.Is(err, pull.ErrNotFound):
-				co.Unreadable[strings.ToLower(team)] = "GitHub does not show it to Strata (no such team, or the App lacks the organization's Members: read permission)"
-			case err != nil:
-				return err
-			default:
-				co.Teams[strings.ToLower(team)] = members
-			}
+	return nil
+}
+
+// readOwnerTeams reads the members of each team into co.Teams; a team
+// GitHub does not show is noted in co.Unreadable with why.
+func readOwnerTeams(ctx context.Context, pr pull.Context, teams []string, co *codeownersFacts) error {
+	for _, team := range teams {
+		org, slug, _ := strings.Cut(team, "/")
+		members, err := pr.TeamMembers(ctx, org, slug)
+		switch {
+		case errors.Is(err, pull.ErrNotFound):
+			co.Unreadable[strings.ToLower(team)] = "GitHub does not show it to Strata (no such team, or the App lacks the organization's Members: read permission)"
+		case err != nil:
+			return err
+		default:
+			co.Teams[strings.ToLower(team)] = members
 		}
 	}
-	f.Codeowners = co
 	return nil
 }
 
