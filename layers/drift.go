@@ -111,46 +111,74 @@ func (w *driftRunWorker) Timeout(*river.Job[jobs.DriftRun]) time.Duration {
 	return jobs.DriftRunTimeout
 }
 
+// Work is the job in three steps: look gathers what decides whether the
+// layer is planned, driftStartOf decides, and Work acts once on that; a
+// layer that is planned is then reported once on what the plan found
+// (plan).
 func (w *driftRunWorker) Work(ctx context.Context, job *river.Job[jobs.DriftRun]) error {
 	a, d := job.Args, w.d
-	row, err := d.Store.DriftLayer(ctx, a.FullName, a.Target)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil // the default branch stopped asking
-	}
+	f, rep, err := w.look(ctx, a)
 	if err != nil {
 		return err
 	}
-	if skipped, err := w.skipLocked(ctx, a); skipped || err != nil {
-		return err
+	run := driftRun{Repo: a.FullName, Layer: a.Target, Branch: f.Branch, SHA: f.SHA, LogURL: d.LogURL(worker.RunID(ctx)), Issue: f.Issue}
+	switch driftStartOf(f) {
+	case driftStopped:
+		return nil
+	case driftLocked:
+		return w.skip(ctx, a, f.Lock)
+	case driftBadConfig:
+		run.At, run.State, run.Err = d.Now(), store.DriftFailed, fmt.Errorf("%s on %s does not parse: %w", config.RepoFile, f.Branch, f.ConfigErr)
+		return w.finish(ctx, rep, rep, run)
+	case driftGone:
+		return d.Store.ForgetDriftLayer(ctx, a.FullName, a.Target)
+	}
+	return w.plan(ctx, job, rep, run, f.Layer)
+}
+
+// look gathers what decides a drift run's start (driftFound), in that
+// order and no further than the first fact that decides it.
+func (w *driftRunWorker) look(ctx context.Context, a jobs.DriftRun) (f driftFound, rep *report.Reporter, err error) {
+	d := w.d
+	row, err := d.Store.DriftLayer(ctx, a.FullName, a.Target)
+	if errors.Is(err, store.ErrNotFound) {
+		return driftFound{Stopped: true}, nil, nil
+	}
+	if err != nil {
+		return f, nil, err
+	}
+	f.Issue = row.Issue
+	if f.Lock, err = w.lockOf(ctx, a); err != nil || f.Lock != nil {
+		return f, nil, err
 	}
 	repo, err := d.Repo(a.Repo)
 	if err != nil {
-		return err
+		return f, nil, err
 	}
-	sha, branch, err := repo.BranchHead(ctx, "")
-	if err != nil {
-		return err
+	if f.SHA, f.Branch, err = repo.BranchHead(ctx, ""); err != nil {
+		return f, nil, err
 	}
-	rep, err := d.Reporter(a.Repo)
-	if err != nil {
-		return err
+	if rep, err = d.Reporter(a.Repo); err != nil {
+		return f, nil, err
 	}
-	run := driftRun{Repo: a.FullName, Layer: a.Target, Branch: branch, SHA: sha, LogURL: d.LogURL(worker.RunID(ctx)), Issue: row.Issue}
-	cfg, err := worker.ReadRepoConfig(ctx, repo, sha)
+	cfg, err := worker.ReadRepoConfig(ctx, repo, f.SHA)
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
-		run.At, run.State, run.Err = d.Now(), store.DriftFailed, fmt.Errorf("%s on %s does not parse: %w", config.RepoFile, branch, err)
-		return w.finish(ctx, rep, rep, run)
+		f.ConfigErr = err
+		return f, rep, nil
 	}
 	if err != nil {
-		return err
+		return f, nil, err
 	}
-	layer, ok := driftLayerOf(cfg, a.Target)
-	if !ok {
-		// Gone from the file since the last push was read.
-		return d.Store.ForgetDriftLayer(ctx, a.FullName, a.Target)
-	}
+	f.Layer, f.Asks = driftLayerOf(cfg, a.Target)
+	return f, rep, nil
+}
 
+// plan plans the layer at the default branch's head, holding its slot,
+// and reports what the plan found; a run that failed for a reason worth
+// retrying returns its error to the queue instead.
+func (w *driftRunWorker) plan(ctx context.Context, job *river.Job[jobs.DriftRun], rep *report.Reporter, run driftRun, layer config.Layer) error {
+	a, d := job.Args, w.d
 	release, err := waitSlot(ctx, d.Store, a.FullName, a.Target, worker.RunID(ctx))
 	if err != nil {
 		return err
@@ -162,7 +190,7 @@ func (w *driftRunWorker) Work(ctx context.Context, job *river.Job[jobs.DriftRun]
 	}
 	log := d.LogWriter(ctx)
 	defer log.Close()
-	res, err := planLayer(ctx, d, a.Repo, sha, specOf(layer), log, nil)
+	res, err := planLayer(ctx, d, a.Repo, run.SHA, specOf(layer), log, nil)
 	release()
 	var sensitive []string
 	if res != nil {
@@ -196,15 +224,26 @@ func driftLayerOf(cfg *config.Repo, name string) (config.Layer, bool) {
 // skipLocked leaves a layer that a PR holds the lock of due again, for the
 // next scan: the PR's plan, not the default branch, is what will be applied.
 func (w *driftRunWorker) skipLocked(ctx context.Context, a jobs.DriftRun) (bool, error) {
-	lock, err := w.d.Store.Lock(ctx, a.FullName, a.Target)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
+	lock, err := w.lockOf(ctx, a)
+	if err != nil || lock == nil {
 		return false, err
 	}
+	return true, w.skip(ctx, a, lock)
+}
+
+// lockOf is the layer's lock, nil when it is free.
+func (w *driftRunWorker) lockOf(ctx context.Context, a jobs.DriftRun) (*store.Lock, error) {
+	lock, err := w.d.Store.Lock(ctx, a.FullName, a.Target)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return lock, err
+}
+
+// skip leaves a layer locked by a PR due again at once.
+func (w *driftRunWorker) skip(ctx context.Context, a jobs.DriftRun, lock *store.Lock) error {
 	zerolog.Ctx(ctx).Info().Int("locked_by", lock.PR).Msg("drift run skipped: the layer is locked")
-	return true, w.d.Store.SetDriftDue(ctx, a.FullName, a.Target, w.d.Now())
+	return w.d.Store.SetDriftDue(ctx, a.FullName, a.Target, w.d.Now())
 }
 
 // finish reports a run (issue first, so the check can name it) and

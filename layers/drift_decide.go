@@ -99,3 +99,44 @@ func issueStepOf(state string, issue int, open bool) issueStep {
 	}
 	return issueNone
 }
+
+// driftFound is what a drift run found before it plans, up to the first
+// fact that decides its start, in the order it looks.
+type driftFound struct {
+	Stopped bool        // the default branch no longer asks for the layer's drift (no schedule stored)
+	Issue   int         // the layer's drift issue the store remembers, 0 for none
+	Lock    *store.Lock // a PR holds the layer's lock; nil: free
+	// SHA and Branch are the default branch's head.
+	SHA, Branch string
+	ConfigErr   error // the default branch's .strata.yaml does not parse
+	// Layer is the layer in that file; Asks: it is there and asks for
+	// drift detection.
+	Layer config.Layer
+	Asks  bool
+}
+
+// driftStart is what a drift run does before planning.
+type driftStart string
+
+const (
+	driftStopped   driftStart = "stopped"    // nothing: the default branch stopped asking
+	driftLocked    driftStart = "locked"     // due again for the next scan (driftSkipLocked's reason)
+	driftBadConfig driftStart = "bad config" // a failed run is reported: the file does not parse
+	driftGone      driftStart = "gone"       // the stored schedule is forgotten: the file no longer asks
+	driftPlan      driftStart = "plan"       // plan the default branch's head
+)
+
+// driftStartOf decides whether a drift run plans the layer.
+func driftStartOf(f driftFound) driftStart {
+	switch {
+	case f.Stopped:
+		return driftStopped
+	case f.Lock != nil:
+		return driftLocked
+	case f.ConfigErr != nil:
+		return driftBadConfig
+	case !f.Asks:
+		return driftGone
+	}
+	return driftPlan
+}

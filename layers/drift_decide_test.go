@@ -92,3 +92,28 @@ func TestDriftIssueSteps(t *testing.T) {
 		})
 	}
 }
+
+// A drift run plans the layer only when the default branch still asks for
+// it, no PR holds its lock, and the file at the head parses and still
+// asks; the first fact that says otherwise decides.
+func TestDriftStartOf(t *testing.T) {
+	lock := &store.Lock{PR: 4}
+	bad := config.RepoErrors{}
+	net := config.Layer{Name: "infra/network"}
+	for _, tc := range []struct {
+		name string
+		f    driftFound
+		want driftStart
+	}{
+		{"no schedule stored", driftFound{Stopped: true}, driftStopped},
+		{"locked by a PR", driftFound{Issue: 9, Lock: lock}, driftLocked},
+		{"the file does not parse", driftFound{SHA: "abc", Branch: "main", ConfigErr: bad}, driftBadConfig},
+		{"the file no longer asks", driftFound{SHA: "abc", Branch: "main"}, driftGone},
+		{"asks", driftFound{SHA: "abc", Branch: "main", Layer: net, Asks: true}, driftPlan},
+		{"asks, with its issue open", driftFound{Issue: 9, SHA: "abc", Branch: "main", Layer: net, Asks: true}, driftPlan},
+	} {
+		if got := driftStartOf(tc.f); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
