@@ -13,6 +13,7 @@ import (
 	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/jobs"
+	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
 	"strata.dev/strata/worker"
@@ -51,7 +52,9 @@ func reviewedChanges(ctx context.Context, d *worker.Deps, repo string, pr int, l
 }
 
 // mergeOnClose starts the post-merge applies of a merged PR and returns
-// the layers whose locks the PR keeps until they end. Policy (auto_apply,
+// the layers whose locks the PR keeps until they end: it gathers the
+// facts (mergedLayers, readMergeFacts), applyOnMerge decides each layer's
+// step, and startMergeApplies acts once per step. Policy (auto_apply,
 // apply requirements) is the default branch's before the merge (the
 // payload's base), so the PR's own edits to .strata.yaml do not count.
 func mergeOnClose(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev jobs.PullRequest) (map[string]bool, error) {
@@ -66,17 +69,31 @@ func mergeOnClose(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev 
 	if policyRef == "" {
 		policyRef = ev.DefaultBranch
 	}
+	cfg, layers, err := mergedLayers(ctx, d, pr, ev, policyRef)
+	if err != nil || len(layers) == 0 {
+		return nil, err
+	}
+	f, err := readMergeFacts(ctx, d, pr, ev, policyRef, cfg, layers)
+	if err != nil {
+		return nil, err
+	}
+	return startMergeApplies(ctx, d, rep, ev, applyOnMerge(f))
+}
+
+// mergedLayers are the layers the merged PR changed that apply on merge,
+// with the policy it merged under; none on a config that does not load.
+func mergedLayers(ctx context.Context, d *worker.Deps, pr pull.Context, ev jobs.PullRequest, policyRef string) (*worker.RepoConfig, []config.Layer, error) {
 	cfg, err := d.LoadRepoConfig(ctx, pr, ev.MergeSHA, policyRef)
 	var bad config.RepoErrors
 	if errors.As(err, &bad) {
-		return nil, nil // nothing applies on a config that does not load
+		return nil, nil, nil // nothing applies on a config that does not load
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	all, err := repoLayers(ctx, d, ev.Repo, ev.MergeSHA, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var onMerge []config.Layer
 	for _, l := range all {
@@ -85,54 +102,64 @@ func mergeOnClose(ctx context.Context, d *worker.Deps, rep *report.Reporter, ev 
 		}
 	}
 	if len(onMerge) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	files, err := pr.ChangedFiles(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	modules, err := readLayerModules(ctx, d, ev.Repo, ev.MergeSHA, onMerge, files, false)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	layers := touchedLayers(onMerge, files, modules, false)
-	if len(layers) == 0 {
-		return nil, nil
-	}
+	return cfg, touchedLayers(onMerge, files, modules, false), nil
+}
+
+// readMergeFacts reads what applyOnMerge decides the layers' steps on:
+// the PR's plans, the store's rows of each layer, the requirements, code
+// owners from the base the PR merged into (the merge may have edited
+// CODEOWNERS, and a PR does not name its own owners), the policy.
+func readMergeFacts(ctx context.Context, d *worker.Deps, pr pull.Context, ev jobs.PullRequest, policyRef string, cfg *worker.RepoConfig, layers []config.Layer) (mergeFacts, error) {
 	f := mergeFacts{PR: ev.PR, Head: ev.HeadSHA, Layers: layers, Reviewed: map[string]bool{}, Locks: map[string]int{}, Merging: map[string]bool{}}
+	var err error
 	if f.Plans, err = d.Store.PlansOfPR(ctx, ev.FullName, ev.PR); err != nil {
-		return nil, err
+		return f, err
 	}
 	for _, l := range layers {
-		if _, err := d.Store.PlanChanges(ctx, ev.FullName, ev.PR, l.Name, ev.HeadSHA); err == nil {
-			f.Reviewed[l.Name] = true
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		if lock, err := d.Store.Lock(ctx, ev.FullName, l.Name); err == nil {
-			f.Locks[l.Name] = lock.PR
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return nil, err
-		}
-		if last, err := d.Store.LastMergeApplyOf(ctx, ev.FullName, l.Name); err == nil && last.PR == f.Locks[l.Name] {
-			s := mergeState(last.State)
-			f.Merging[l.Name] = s == mergeQueued || s == mergeRunning
-		} else if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return nil, err
+		if err := readMergeRows(ctx, d, ev, l.Name, &f); err != nil {
+			return f, err
 		}
 	}
 	if f.Requirements, err = readRequirements(ctx, pr, layers); err != nil {
-		return nil, err
+		return f, err
 	}
-	// Code owners from the base the PR merged into: the merge may have
-	// edited CODEOWNERS, and a PR does not name its own owners.
 	if err := readCodeownersAt(ctx, pr, policyRef, layers, fetchTree(ctx, d, ev.Repo, ev.HeadSHA), &f.Requirements); err != nil {
-		return nil, err
+		return f, err
 	}
-	if f.Policy, err = readPolicyFacts(ctx, d, ev.FullName, ev.PR, ev.HeadSHA, layers, cfg.Repo, f.Plans); err != nil {
-		return nil, err
+	f.Policy, err = readPolicyFacts(ctx, d, ev.FullName, ev.PR, ev.HeadSHA, layers, cfg.Repo, f.Plans)
+	return f, err
+}
+
+// readMergeRows reads the store's facts of one layer: whether the PR's
+// reviewed plan kept its changes, who holds the layer's lock, and whether
+// that holder's own post-merge apply is still to end.
+func readMergeRows(ctx context.Context, d *worker.Deps, ev jobs.PullRequest, layer string, f *mergeFacts) error {
+	if _, err := d.Store.PlanChanges(ctx, ev.FullName, ev.PR, layer, ev.HeadSHA); err == nil {
+		f.Reviewed[layer] = true
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
 	}
-	return startMergeApplies(ctx, d, rep, ev, applyOnMerge(f))
+	if lock, err := d.Store.Lock(ctx, ev.FullName, layer); err == nil {
+		f.Locks[layer] = lock.PR
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	last, err := d.Store.LastMergeApplyOf(ctx, ev.FullName, layer)
+	if errors.Is(err, store.ErrNotFound) {
+		last, err = nil, nil
+	}
+	f.Merging[layer] = holderMerging(last, f.Locks[layer])
+	return err
 }
 
 // startMergeApplies records each layer's post-merge apply (a redelivered

@@ -41,13 +41,11 @@ func (w *layerMergeApplyWorker) Timeout(*river.Job[jobs.LayerMergeApply]) time.D
 // merged before it ended.
 const mergeTurnPoll = 200 * time.Millisecond
 
-// mergeOutcome is how one layer's post-merge apply ended.
-type mergeOutcome struct {
-	State  mergeState
-	Detail string
-	Check  report.Check
-}
-
+// Work is the job in three steps for each layer: mergeStartOf decides from
+// the layer's row and the layers before it whether it runs, runLayer
+// gathers what planning (and, when the plan is the reviewed one, applying)
+// the merge commit gave and decides its mergeOutcome, and settle acts once
+// on that. A layer an earlier run of this job settled is left as it is.
 func (w *layerMergeApplyWorker) Work(ctx context.Context, job *river.Job[jobs.LayerMergeApply]) error {
 	a, d := job.Args, w.d
 	rep, err := d.Reporter(a.Repo)
@@ -67,16 +65,15 @@ func (w *layerMergeApplyWorker) Work(ctx context.Context, job *river.Job[jobs.La
 	notApplied := map[string]bool{}
 	var lines []string
 	for _, step := range a.Steps {
-		name := step.Layer.Name
-		row := byID[step.ID]
-		if row == nil || mergeState(row.State) != mergeQueued {
-			continue // settled by an earlier run of this job
-		}
+		name, row := step.Layer.Name, byID[step.ID]
 		var out mergeOutcome
-		if dep := firstIn(step.Layer.DependsOn, notApplied); dep != "" {
+		switch start, dep := mergeStartOf(row, step.Layer.DependsOn, notApplied); start {
+		case mergeStartSettled:
+			continue
+		case mergeStartSkip:
 			why := fmt.Sprintf("it depends on %s, which was not applied", markdown.Quote(dep))
 			out = mergeOutcome{State: mergeSkipped, Detail: why, Check: mergeCheck(a.PR, a.HeadSHA, name, mergeSkipped, why)}
-		} else {
+		case mergeStartRun:
 			if err := w.waitTurn(ctx, a, row); err != nil {
 				return err
 			}
@@ -88,22 +85,10 @@ func (w *layerMergeApplyWorker) Work(ctx context.Context, job *river.Job[jobs.La
 				return context.Cause(ctx) // the replica that claims the run reports it interrupted
 			}
 		}
-		ctx := context.WithoutCancel(ctx)
 		if out.State != mergeApplied && out.State != mergeNoChanges {
 			notApplied[name] = true
 		}
-		// The lock goes before the state says the apply ended: the next
-		// merge's apply, waiting for that state, then finds it free.
-		if !out.State.keepsLock() {
-			if err := unlockMerged(ctx, d, rep, a.FullName, name, a.PR); err != nil {
-				return err
-			}
-		}
-		if err := d.Store.SetMergeApply(ctx, row.ID, string(out.State), out.Detail, step.CheckRunID); err != nil {
-			return err
-		}
-		out.Check.Name, out.Check.ExternalID = checks.Apply(name), checks.ExternalID(a.PR)
-		if err := rep.UpdateCheck(ctx, step.CheckRunID, out.Check); err != nil {
+		if err := w.settle(context.WithoutCancel(ctx), rep, a, step, row, out); err != nil {
 			return err
 		}
 		lines = append(lines, mergeLine(name, out.State, out.Detail))
@@ -120,13 +105,21 @@ func (w *layerMergeApplyWorker) Work(ctx context.Context, job *river.Job[jobs.La
 	return err
 }
 
-func firstIn(names []string, set map[string]bool) string {
-	for _, n := range names {
-		if set[n] {
-			return n
+// settle acts once on a layer's outcome: the lock, the stored state, the
+// check. The lock goes before the state says the apply ended: the next
+// merge's apply, waiting for that state, then finds it free.
+func (w *layerMergeApplyWorker) settle(ctx context.Context, rep *report.Reporter, a jobs.LayerMergeApply, step jobs.MergeStep, row *store.MergeApply, out mergeOutcome) error {
+	d, name := w.d, step.Layer.Name
+	if !out.State.keepsLock() {
+		if err := unlockMerged(ctx, d, rep, a.FullName, name, a.PR); err != nil {
+			return err
 		}
 	}
-	return ""
+	if err := d.Store.SetMergeApply(ctx, row.ID, string(out.State), out.Detail, step.CheckRunID); err != nil {
+		return err
+	}
+	out.Check.Name, out.Check.ExternalID = checks.Apply(name), checks.ExternalID(a.PR)
+	return rep.UpdateCheck(ctx, step.CheckRunID, out.Check)
 }
 
 // waitTurn waits until the post-merge applies of the layer merged before
@@ -197,25 +190,36 @@ func (w *layerMergeApplyWorker) otherMerges(ctx context.Context, repo pull.Repos
 	return out, nil
 }
 
-// runLayer plans the layer at the merge commit, compares, and applies.
+// runLayer plans the layer at the merge commit, compares, and applies:
+// planMerge gathers what planning gave and mergePlanOutcomeOf decides
+// whether it applies; applyMerge gathers what applying gave and
+// mergeApplyOutcomeOf names it.
 func (w *layerMergeApplyWorker) runLayer(ctx context.Context, rep *report.Reporter, a jobs.LayerMergeApply, step jobs.MergeStep, runID int64, logURL string) mergeOutcome {
-	d, name := w.d, step.Layer.Name
-	fail := func(state mergeState, why string) mergeOutcome {
-		return mergeOutcome{State: state, Detail: why, Check: mergeCheck(a.PR, a.HeadSHA, name, state, why)}
+	planned := w.planMerge(ctx, rep, a, step, runID, logURL)
+	out, apply := mergePlanOutcomeOf(a, step.Layer.Name, logURL, planned)
+	if !apply {
+		return out
 	}
-	// The PR's own lock (lock: on_plan), or, its turn come, the lock the
-	// post-merge applies before it released (lock: on_apply).
+	return mergeApplyOutcomeOf(a, step.Layer.Name, logURL, w.applyMerge(ctx, rep, a, step, planned, runID, logURL))
+}
+
+// planMerge gathers what planning the layer at the merge commit gives, up
+// to the first fact that ends it (mergePlanRun): it takes the layer's lock
+// (the PR's own, lock: on_plan; or, its turn come, the one the post-merge
+// applies before it released, lock: on_apply), reads the reviewed changes,
+// then plans holding the layer's slot.
+func (w *layerMergeApplyWorker) planMerge(ctx context.Context, rep *report.Reporter, a jobs.LayerMergeApply, step jobs.MergeStep, runID int64, logURL string) (r mergePlanRun) {
+	d, name := w.d, step.Layer.Name
 	held, ok, err := d.Store.TryLock(ctx, store.Lock{Repo: a.FullName, Layer: name, PR: a.PR, HeadSHA: a.ReviewedSHA, Holder: a.User,
 		InstallationID: a.InstallationID})
 	if err != nil {
-		return fail(mergeRefused, "taking the layer's lock failed: "+err.Error())
+		return mergePlanRun{LockErr: err}
 	}
 	if !ok {
-		return fail(mergeRefused, fmt.Sprintf("#%d holds the layer's lock; nothing was applied", held.PR))
+		return mergePlanRun{Held: held}
 	}
-	reviewed, err := reviewedChanges(ctx, d, a.FullName, a.PR, name, a.ReviewedSHA)
-	if err != nil {
-		return fail(mergeRefused, "the reviewed plan's changes cannot be read ("+err.Error()+"); nothing was applied")
+	if r.Reviewed, r.ReviewedErr = reviewedChanges(ctx, d, a.FullName, a.PR, name, a.ReviewedSHA); r.ReviewedErr != nil {
+		return r
 	}
 	worker.Warn(ctx, rep.UpdateCheck(ctx, step.CheckRunID, report.Check{Name: checks.Apply(name), Status: "in_progress", ExternalID: checks.ExternalID(a.PR),
 		Title: "Planning the merge commit", Summary: fmt.Sprintf("Planning %s at %s, to compare with the plan reviewed at %s.", markdown.Quote(name), a.HeadSHA, a.ReviewedSHA),
@@ -225,60 +229,36 @@ func (w *layerMergeApplyWorker) runLayer(ctx context.Context, rep *report.Report
 	release, err := waitSlot(ctx, d.Store, a.FullName, name, runID)
 	if err != nil {
 		log.Close()
-		return fail(mergeRefused, "planning the merge commit did not start: "+err.Error())
+		r.SlotErr = err
+		return r
 	}
-	base, err := d.Store.LastApply(ctx, a.FullName, name)
-	if err != nil {
+	if r.Base, r.BaseErr = d.Store.LastApply(ctx, a.FullName, name); r.BaseErr != nil {
 		release()
 		log.Close()
-		return fail(mergeRefused, err.Error())
+		return r
 	}
-	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, step.Layer, log, nil)
+	r.Plan, r.PlanErr = planLayer(ctx, d, a.Repo, a.HeadSHA, step.Layer, log, nil)
 	release()
 	var sensitive []string
-	if res != nil {
-		sensitive = res.Sensitive
+	if r.Plan != nil {
+		sensitive = r.Plan.Sensitive
 	}
-	runRep := closeLog(ctx, d, log, rep, sensitive)
-	if err != nil {
-		out := fail(mergeRefused, "planning the merge commit failed, so nothing was applied: "+report.FirstLine(errorText(err)))
-		out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = "", logURL, logURL
-		out.Detail = runRep.Redact(out.Detail)
-		out.Check.Summary = runRep.Redact(out.Check.Summary)
-		return out
-	}
-	if diffs := plansEquivalent(reviewed, res.Changes); len(diffs) > 0 {
-		why := fmt.Sprintf("the plan at the merge commit does not make the changes of the plan reviewed at %s, so nothing was applied "+
-			"(the world or the default branch changed since the review). Plan the "+
-			"default branch in a new pull request to apply what is there now. The differences:\n\n%s", report.Short(a.ReviewedSHA), diffText(diffs))
-		why = runRep.Redact(why)
-		out := fail(mergeDiffers, why)
-		out.Check.Title = "Not applied: the plan differs from the reviewed one"
-		out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = markdown.Block("", res.Text), logURL, logURL
-		return out
-	}
-	if !res.HasChanges {
-		return fail(mergeNoChanges, "the plan at the merge commit changes nothing")
-	}
-	if err := d.Store.SavePlan(ctx, store.Plan{Repo: a.FullName, PR: a.PR, Layer: name, HeadSHA: a.HeadSHA, PlanFile: res.PlanFile,
-		Summary: runRep.Redact(res.Summary()), HasChanges: true, BaseGeneration: base.Generation}); err != nil {
-		return fail(mergeRefused, "saving the plan failed: "+err.Error())
+	r.Redact = closeLog(ctx, d, log, rep, sensitive).Redact
+	return r
+}
+
+// applyMerge saves the plan of the merge commit and applies it through the
+// normal apply path (applyLayer: the lock, the slot, the layer's
+// generation, managed state, the sandbox).
+func (w *layerMergeApplyWorker) applyMerge(ctx context.Context, rep *report.Reporter, a jobs.LayerMergeApply, step jobs.MergeStep, planned mergePlanRun, runID int64, logURL string) mergeApplyRun {
+	d, name := w.d, step.Layer.Name
+	if err := d.Store.SavePlan(ctx, store.Plan{Repo: a.FullName, PR: a.PR, Layer: name, HeadSHA: a.HeadSHA, PlanFile: planned.Plan.PlanFile,
+		Summary: planned.Redact(planned.Plan.Summary()), HasChanges: true, BaseGeneration: planned.Base.Generation}); err != nil {
+		return mergeApplyRun{SaveErr: err}
 	}
 	apply := jobs.LayerApply{Repo: a.Repo, PR: a.PR, Target: name, HeadSHA: a.HeadSHA, User: a.User}
-	applied, applyRep, err := (&layerApplyWorker{d: d}).applyLayer(ctx, rep, apply, jobs.ApplyStep{Layer: step.Layer, CheckRunID: step.CheckRunID}, runID, logURL)
-	if err != nil {
-		msg := applyRep.Redact(report.FirstLine(errorText(err)))
-		out := fail(mergeFailed, fmt.Sprintf("the apply failed (%s); %s", msg, recoverNote(a.PR, name)))
-		c := failedCheck(checks.Apply(name), a.HeadSHA, a.PR, err, logURL, nil) // no button: mergeCheck says why
-		c.Summary += "\n\n" + recoverNote(a.PR, name)
-		out.Check = c
-		return out
-	}
-	out := fail(mergeApplied, fmt.Sprintf("applied the plan of the merge commit, which makes the changes reviewed at %s", report.Short(a.ReviewedSHA)))
-	out.Check.Summary = fmt.Sprintf("Applied %s at %s after #%d merged: its plan made the changes of the plan reviewed at %s. With %s %s.",
-		markdown.Quote(name), a.HeadSHA, a.PR, a.ReviewedSHA, applied.Engine.Name(), applied.TerraformVersion)
-	out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = markdown.Block("", applied.Text), logURL, logURL
-	return out
+	res, applyRep, err := (&layerApplyWorker{d: d}).applyLayer(ctx, rep, apply, jobs.ApplyStep{Layer: step.Layer, CheckRunID: step.CheckRunID}, runID, logURL)
+	return mergeApplyRun{Applied: res, Err: err, Redact: applyRep.Redact}
 }
 
 // recoverNote says what to do after a post-merge apply failed.
