@@ -34,6 +34,8 @@ var otherEnv = []string{
 	"STRATA_BENCH",
 	"STRATA_BENCH_ITERATIONS",
 	"STRATA_BENCH_SIZES",
+	"STRATA_SOAK",          // bench/soak: run the endurance benchmark
+	"STRATA_SOAK_DURATION", // bench/soak: its traffic per configuration
 	"STRATA_IMAGE",         // scripts/image and the container tests: the image built and run
 	"STRATA_DEBIAN_MIRROR", // scripts/install-image-base
 }
