@@ -5,8 +5,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"strata.dev/strata/config"
 	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/policy"
 )
 
 const planned = "abc1234def5678abc1234def5678abc1234def56"
@@ -192,6 +194,8 @@ func TestPlanCommentFlagsDestroys(t *testing.T) {
 	}
 }
 
+// The cut itself, at other limits, is terraform.PlanComment's
+// (engine/terraform/comment_test.go); here, what the server adds stays.
 func TestPlanCommentFitsTheLimitByCuttingPlanTexts(t *testing.T) {
 	big := strings.Repeat("  + resource \"terraform_data\" \"é\" {}\n", 5000)
 	layers := []layerReport{
@@ -199,20 +203,18 @@ func TestPlanCommentFitsTheLimitByCuttingPlanTexts(t *testing.T) {
 		{Layer: "big1", layerAt: at("b1"), Result: &terraform.PlanResult{HasChanges: true, Add: 5000, Text: big}, LogURL: "https://x/1"},
 		{Layer: "big2", layerAt: at("b2"), Result: &terraform.PlanResult{HasChanges: true, Add: 5000, Text: big}},
 	}
-	for _, limit := range []int{markdown.MaxBytes, 4000} {
-		c := planCommentWithin(layers, limit)
-		if len(c) > limit || !utf8.ValidString(c) {
-			t.Errorf("limit %d: comment is %d bytes, valid UTF-8 %v", limit, len(c), utf8.ValidString(c))
-		}
-		if !strings.Contains(c, "+   small\n") || strings.Count(c, "… plan cut to fit in a comment") != 2 ||
-			!strings.Contains(c, "… plan cut to fit in a comment; see the full log") {
-			t.Errorf("limit %d: the small plan must stay whole and both big ones be cut:\n%s", limit, c[:min(len(c), 2000)])
-		}
-		// What to do next is never cut.
-		if strings.Count(c, "</details>") != 3 || !strings.Contains(c, "`/unlock big2` to drop the plan and the lock.") ||
-			!strings.HasSuffix(c, "`/apply` applies every layer this pull request has a plan of.\n") {
-			t.Errorf("limit %d: a layer lost its end:\n%s", limit, markdown.Tail(c, 2000))
-		}
+	c := planComment(layers)
+	if len(c) > markdown.MaxBytes || !utf8.ValidString(c) {
+		t.Errorf("comment is %d bytes, valid UTF-8 %v", len(c), utf8.ValidString(c))
+	}
+	if !strings.Contains(c, "+   small\n") || strings.Count(c, "… plan cut to fit in a comment") != 2 ||
+		!strings.Contains(c, "… plan cut to fit in a comment; see the full log") {
+		t.Errorf("the small plan must stay whole and both big ones be cut:\n%s", c[:min(len(c), 2000)])
+	}
+	// What to do next is never cut.
+	if strings.Count(c, "</details>") != 3 || !strings.Contains(c, "`/unlock big2` to drop the plan and the lock.") ||
+		!strings.HasSuffix(c, "`/apply` applies every layer this pull request has a plan of.\n") {
+		t.Errorf("a layer lost its end:\n%s", markdown.Tail(c, 2000))
 	}
 }
 
@@ -232,5 +234,83 @@ func TestPlanCommentCutInsideAnErrorClosesItsFence(t *testing.T) {
 	}
 	if n := strings.Count("\n"+c, "\n```"); n%2 != 0 {
 		t.Errorf("%d fence lines: one is left open", n)
+	}
+}
+
+// The whole comment of a batch, as the pull request shows it: the
+// sections are terraform.PlanComment's, the policy findings and the next
+// steps the server's.
+func TestPlanCommentWhole(t *testing.T) {
+	blocking := &policyReport{Sets: []setOutcome{{Name: "tags", Enforcement: config.Block, Owners: []string{"@acme/platform"}, DenialCount: 1,
+		Denials: []policy.Finding{{Kind: "deny", Rule: "tags", Address: "terraform_data.x", Msg: "missing the `owner` tag | here"}}}}}
+	got := planComment([]layerReport{
+		{Layer: "network", layerAt: at("infra/network"), Result: withChanges(createText), LogURL: "https://strata.example/runs/1", Policy: blocking},
+		{Layer: "app", layerAt: at("infra/app"), Result: noChanges},
+		{Layer: "dns", layerAt: layerAt{Dir: "infra/dns", Workspace: "default", HeadSHA: planned, LocksOnApply: true}, Result: withChanges(createText)},
+		{Layer: "db", layerAt: at("infra/db"), BlockedBy: 42, Error: "Locked by #42"},
+	})
+	want := "**Terraform plan:** 4 layers, 2 with changes, 1 failed\n" +
+		"\n" +
+		"<details><summary><b>network</b> (<code>infra/network</code>, workspace <code>default</code>, at <code>abc1234</code>): Plan: 1 to add, 0 to change, 0 to destroy</summary>\n" +
+		"\n" +
+		"Changed resources:\n" +
+		"- `terraform_data.x`\n" +
+		"\n" +
+		"```diff\n" +
+		"Terraform will perform the following actions:\n" +
+		"\n" +
+		"  # terraform_data.x will be created\n" +
+		"+   resource \"terraform_data\" \"x\" {\n" +
+		"+       id = (known after apply)\n" +
+		"    }\n" +
+		"```\n" +
+		"\n" +
+		"[Full log](https://strata.example/runs/1)\n" +
+		"\n" +
+		"</details>\n" +
+		"\n" +
+		"❌ **tags** (block, owners @acme/platform): 1 denial, 0 warnings\n" +
+		"\n" +
+		"| | address | message |\n" +
+		"| --- | --- | --- |\n" +
+		"| deny | `terraform_data.x` | ``missing the `owner` tag ｜ here`` |\n" +
+		"\n" +
+		"⛔ Blocked by policy: `/approve-policies network` from an owner of each set that denies the plan: set `tags` by @acme/platform.\n" +
+		"\n" +
+		"Next: `/apply network` to apply, `/unlock network` to drop the plan and the lock.\n" +
+		"\n" +
+		"✅ **app** (`infra/app`, workspace `default`, at `abc1234`): no changes.\n" +
+		"\n" +
+		"<details><summary><b>dns</b> (<code>infra/dns</code>, workspace <code>default</code>, at <code>abc1234</code>): Plan: 1 to add, 0 to change, 0 to destroy</summary>\n" +
+		"\n" +
+		"Changed resources:\n" +
+		"- `terraform_data.x`\n" +
+		"\n" +
+		"```diff\n" +
+		"Terraform will perform the following actions:\n" +
+		"\n" +
+		"  # terraform_data.x will be created\n" +
+		"+   resource \"terraform_data\" \"x\" {\n" +
+		"+       id = (known after apply)\n" +
+		"    }\n" +
+		"```\n" +
+		"\n" +
+		"</details>\n" +
+		"\n" +
+		"Next: `/apply dns` to apply; the layer locks on apply, so this plan holds no lock.\n" +
+		"\n" +
+		"<details open><summary>❌ <b>db</b> (<code>infra/db</code>, workspace <code>default</code>, at <code>abc1234</code>): blocked</summary>\n" +
+		"\n" +
+		"```\n" +
+		"Locked by #42\n" +
+		"```\n" +
+		"\n" +
+		"</details>\n" +
+		"\n" +
+		"Next: once #42 is merged or closed, or releases the lock with `/unlock db`, comment `/plan db` again.\n" +
+		"\n" +
+		"To apply them all at once: `/apply` applies every layer this pull request has a plan of.\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -74,9 +74,15 @@ func TestRunPlanFormats(t *testing.T) {
 		t.Errorf("a terminal with NO_COLOR: exit %d, want no colour\n%q", code, out)
 	}
 
+	// The pull request's comment (terraform.PlanComment) without the
+	// server's policy findings and next commands.
 	code, tr = cli(t, "", "run", "plan", "--repo", root, "--format", "markdown")
-	if out := tr.out.String(); code != 0 || !strings.HasPrefix(out, "**Terraform plan:** 2 layers, 1 with changes\n\n<details><summary><b>good</b>: 1 to add") {
-		t.Errorf("markdown: exit %d\n%s", code, out)
+	const mdStart = "**Terraform plan:** 2 layers, 1 with changes\n\n" +
+		"<details><summary><b>good</b> (workspace <code>default</code>): Plan: 1 to add, 0 to change, 0 to destroy</summary>\n\n" +
+		"Changed resources:\n- `terraform_data.r0`\n\n```diff\n"
+	const mdEnd = "```\n\n</details>\n\n✅ **quiet** (workspace `default`): no changes.\n\n"
+	if out := tr.out.String(); code != 0 || !strings.HasPrefix(out, mdStart) || !strings.HasSuffix(out, mdEnd) || strings.Contains(out, "Next:") {
+		t.Errorf("markdown: exit %d, want it to start %q and end %q\n%s", code, mdStart, mdEnd, out)
 	}
 
 	code, tr = cli(t, "", "run", "plan", "--repo", root, "--format", "jsno")

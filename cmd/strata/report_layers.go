@@ -15,7 +15,9 @@ import (
 func writePlanReport(w io.Writer, o output, runs []localRun, reports []terraform.LayerReport, red *redact.Redactor) {
 	switch o.format {
 	case formatMarkdown:
-		fmt.Fprintln(w, red.String(terraform.Comment(reports)))
+		// The pull request's comment without what is said there only: the
+		// policy findings and the commands to comment next.
+		fmt.Fprintln(w, red.String(terraform.PlanComment{Layers: reports}.Markdown()))
 	case formatJSON:
 		layers := make([]jsonLayer, len(runs))
 		for i, run := range runs {

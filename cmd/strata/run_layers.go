@@ -174,7 +174,7 @@ func runLayers(cmd *cobra.Command, r layersRun) ([]terraform.LayerReport, error)
 			red.Add(res.Sensitive...)
 		}
 		failed = failed || err != nil
-		reports = append(reports, terraform.LayerReport{Layer: run.layer.Name, Result: res, Err: err})
+		reports = append(reports, terraform.LayerReport{Layer: run.layer.Name, Dir: run.layer.Dir, Workspace: run.layer.Workspace, Result: res, Err: err})
 	}
 	out := cmd.OutOrStdout()
 	if o.format != formatJSON || !r.apply {

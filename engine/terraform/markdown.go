@@ -30,8 +30,13 @@ func (r *PlanResult) Summary() string {
 // out by address, and the changed resources and outputs; each list is capped.
 // It holds addresses and output names only, never values.
 func (r *PlanResult) MarkdownSummary() string {
+	return fmt.Sprintf("**Plan:** %s\n", r.Summary()) + r.markdownLists()
+}
+
+// markdownLists is MarkdownSummary without its "Plan:" line, for a plan
+// comment whose section says the counts on its summary line.
+func (r *PlanResult) markdownLists() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Plan:** %s\n", r.Summary())
 	if len(r.Replaced) > 0 {
 		fmt.Fprintf(&b, "\n⚠️ **%d to replace** (destroyed, then created): %s\n", len(r.Replaced), codeList(r.Replaced))
 	}
@@ -72,109 +77,6 @@ func codeList(items []string) string {
 		s += fmt.Sprintf(" and %d more", len(items)-len(shown))
 	}
 	return s
-}
-
-// LayerReport is one layer's part of a plan comment: a plan or an error.
-type LayerReport struct {
-	Layer  string // the layer's name, as users call it
-	Result *PlanResult
-	Err    error
-	// LogURL links to the full log; shown when there is one, and always
-	// worth having when the plan text had to be cut.
-	LogURL string
-}
-
-// Comment renders the plans of one command, several layers, as one markdown
-// comment of at most markdown.MaxBytes: each layer in a collapsible <details>
-// whose summary line shows the counts (and a ⚠️ when something is replaced
-// or destroyed), holding MarkdownSummary and the plan text in a diff fence.
-// When the comment would be too long, the plan texts are cut, each given an
-// equal share of the room (a short one leaves its unused share to others).
-func Comment(layers []LayerReport) string {
-	return comment(layers, markdown.MaxBytes)
-}
-
-func comment(layers []LayerReport, limit int) string {
-	texts := make([]string, len(layers))
-	for i, l := range layers {
-		if l.Err == nil && l.Result != nil {
-			texts[i] = DiffText(l.Result.Text)
-		}
-	}
-	// The room left once everything but the plan texts is rendered (a
-	// one-byte stand-in keeps each text's fence in the count).
-	standIns := make([]string, len(texts))
-	for i, t := range texts {
-		if t != "" {
-			standIns[i] = "x"
-		}
-	}
-	fixed := len(render(layers, standIns))
-	budgets := markdown.ShareRoom(texts, limit-fixed)
-	for i, t := range texts {
-		note := "… plan cut to fit in a comment"
-		if layers[i].LogURL != "" {
-			note += "; see the full log"
-		}
-		texts[i] = Truncate(t, budgets[i], note)
-	}
-	// Only error messages, which are not cut above, can still be too long.
-	return markdown.Cut(render(layers, texts), limit, "\n\n… comment cut to fit")
-}
-
-func render(layers []LayerReport, texts []string) string {
-	var b strings.Builder
-	failed, changed := 0, 0
-	for _, l := range layers {
-		switch {
-		case l.Err != nil:
-			failed++
-		case l.Result != nil && l.Result.HasChanges:
-			changed++
-		}
-	}
-	fmt.Fprintf(&b, "**Terraform plan:** %d %s, %d with changes", len(layers), words.Plural(len(layers), "layer", "layers"), changed)
-	if failed > 0 {
-		fmt.Fprintf(&b, ", %d failed", failed)
-	}
-	b.WriteString("\n")
-	for i, l := range layers {
-		b.WriteString("\n")
-		renderLayer(&b, l, texts[i])
-	}
-	return b.String()
-}
-
-func renderLayer(b *strings.Builder, l LayerReport, text string) {
-	if l.Err != nil || l.Result == nil {
-		msg := "no plan"
-		if l.Err != nil {
-			msg = l.Err.Error()
-		}
-		fmt.Fprintf(b, "<details open><summary>❌ <b>%s</b>: failed</summary>\n\n", markdown.EscapeHTML(l.Layer))
-		b.WriteString(markdown.Block("", msg))
-		writeLogLink(b, l.LogURL)
-		b.WriteString("\n</details>\n")
-		return
-	}
-	r := l.Result
-	warn := ""
-	if len(r.Replaced)+len(r.Destroyed) > 0 {
-		warn = "⚠️ "
-	}
-	fmt.Fprintf(b, "<details><summary>%s<b>%s</b>: %s</summary>\n\n", warn, markdown.EscapeHTML(l.Layer), r.Summary())
-	b.WriteString(r.MarkdownSummary())
-	if text != "" {
-		b.WriteString("\n" + markdown.Block("diff", text))
-	}
-	writeLogLink(b, l.LogURL)
-	b.WriteString("\n</details>\n")
-}
-
-func writeLogLink(b *strings.Builder, url string) {
-	if url != "" {
-		fmt.Fprintf(b, "\n[Full log](%s)\n", url)
-	}
 }
 
 // DiffText moves the +, - and ~ that Terraform indents to the start of the

@@ -1,12 +1,9 @@
 package terraform
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"strata.dev/strata/engine/markdown"
 )
 
 func TestSummaryLine(t *testing.T) {
@@ -39,75 +36,6 @@ func TestMarkdownSummaryCapsLongLists(t *testing.T) {
 	}
 	if strings.Count(md, "\n- `") != maxListed {
 		t.Errorf("%d listed, want %d", strings.Count(md, "\n- `"), maxListed)
-	}
-}
-
-func TestCommentGathersLayersAndErrors(t *testing.T) {
-	plan := &PlanResult{
-		HasChanges: true, Add: 1, Changed: []string{"terraform_data.x"},
-		Text: "Terraform will perform the following actions:\n\n  # terraform_data.x will be created\n  + resource \"terraform_data\" \"x\" {\n      + id = (known after apply)\n    }\n\nPlan: 1 to add, 0 to change, 0 to destroy.\n",
-	}
-	c := Comment([]LayerReport{
-		{Layer: "network", Result: plan, LogURL: "https://strata.example/runs/1"},
-		{Layer: "db<prod>", Err: errors.New("terraform init: Error: Unsupported Terraform Core version")},
-		{Layer: "quiet", Result: &PlanResult{Text: "No changes. Your infrastructure matches the configuration.\n"}},
-	})
-	for _, want := range []string{
-		"**Terraform plan:** 3 layers, 1 with changes, 1 failed",
-		"<details><summary><b>network</b>: 1 to add, 0 to change, 0 to destroy</summary>",
-		"```diff\n",
-		"\n+   resource \"terraform_data\" \"x\" {\n+       id = (known after apply)\n",
-		"[Full log](https://strata.example/runs/1)",
-		"<details open><summary>❌ <b>db&lt;prod&gt;</b>: failed</summary>",
-		"Unsupported Terraform Core version",
-		"<b>quiet</b>: No changes</summary>",
-	} {
-		if !strings.Contains(c, want) {
-			t.Errorf("comment lacks %q:\n%s", want, c)
-		}
-	}
-	if strings.Count(c, "<details") != 3 || strings.Count(c, "</details>") != 3 {
-		t.Errorf("want one <details> per layer:\n%s", c)
-	}
-}
-
-func TestCommentFitsTheLimitByCuttingPlanTexts(t *testing.T) {
-	big := strings.Repeat("  + resource \"terraform_data\" \"é\" {}\n", 5000)
-	layers := []LayerReport{
-		{Layer: "small", Result: &PlanResult{HasChanges: true, Add: 1, Text: "  + small\n"}},
-		{Layer: "big1", Result: &PlanResult{HasChanges: true, Add: 5000, Text: big}, LogURL: "https://x/1"},
-		{Layer: "big2", Result: &PlanResult{HasChanges: true, Add: 5000, Text: big}},
-	}
-	for _, limit := range []int{markdown.MaxBytes, 4000} {
-		c := comment(layers, limit)
-		if len(c) > limit || !utf8.ValidString(c) {
-			t.Errorf("limit %d: comment is %d bytes, valid UTF-8 %v", limit, len(c), utf8.ValidString(c))
-		}
-		if !strings.Contains(c, "+   small\n") || strings.Count(c, "… plan cut to fit in a comment") != 2 {
-			t.Errorf("limit %d: the small plan must stay whole and both big ones be cut:\n%s", limit, c[:min(len(c), 2000)])
-		}
-		if strings.Count(c, "</details>") != 3 {
-			t.Errorf("limit %d: a layer lost its closing tag", limit)
-		}
-	}
-}
-
-// An error message is not given a share of the room: when one is too long,
-// the comment is cut inside its fence, and the fence is closed.
-func TestCommentCutInsideAnErrorClosesItsFence(t *testing.T) {
-	msg := "terraform plan: Error: " + strings.Repeat("ünïcödé detail\n", 8000)
-	c := Comment([]LayerReport{
-		{Layer: "quiet", Result: &PlanResult{Text: "No changes.\n"}},
-		{Layer: "broken", Err: errors.New(msg)},
-	})
-	if len(c) > markdown.MaxBytes || !utf8.ValidString(c) {
-		t.Fatalf("comment is %d bytes, valid UTF-8 %v", len(c), utf8.ValidString(c))
-	}
-	if !strings.HasSuffix(c, "\n```\n\n\n… comment cut to fit") {
-		t.Errorf("the error's fence is not closed before the note:\n%s", markdown.Tail(c, 200))
-	}
-	if n := strings.Count("\n"+c, "\n```"); n%2 != 0 {
-		t.Errorf("%d fence lines: one is left open", n)
 	}
 }
 

@@ -81,7 +81,7 @@ output "password" {
 	if !strings.Contains(r.Text, "(sensitive value)") {
 		t.Errorf("Text does not mask the password:\n%s", r.Text)
 	}
-	comment := Comment([]LayerReport{{Layer: "db", Result: r}})
+	comment := PlanComment{Layers: []LayerReport{{Layer: "db", Result: r}}}.Markdown()
 	for name, shown := range map[string]string{"Text": r.Text, "Summary": r.Summary(), "MarkdownSummary": r.MarkdownSummary(), "Comment": comment} {
 		if strings.Contains(shown, secret) {
 			t.Errorf("%s shows the secret", name)
@@ -150,8 +150,8 @@ resource "terraform_data" "config" {
 			t.Errorf("MarkdownSummary lacks %q:\n%s", want, md)
 		}
 	}
-	comment := Comment([]LayerReport{{Layer: "app", Result: r}})
-	for _, want := range []string{"<summary>⚠️ <b>app</b>: 1 to add, 1 to change, 2 to destroy</summary>", "```diff\n", "\n-/+ resource \"terraform_data\" \"server\"", "\n!   resource \"terraform_data\" \"config\""} {
+	comment := PlanComment{Layers: []LayerReport{{Layer: "app", Result: r}}}.Markdown()
+	for _, want := range []string{"<summary>⚠️ <b>app</b>: Plan: 1 to add, 1 to change, 2 to destroy</summary>", "```diff\n", "\n-/+ resource \"terraform_data\" \"server\"", "\n!   resource \"terraform_data\" \"config\""} {
 		if !strings.Contains(comment, want) {
 			t.Errorf("comment lacks %q:\n%s", want, comment)
 		}
