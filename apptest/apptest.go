@@ -51,8 +51,10 @@ type Options struct {
 	// or an HTTP client on this machine reaches it (web UI tests: login
 	// redirects and cookies go to the public URL).
 	Local bool
-	// Heartbeat of running jobs; 100ms when zero. A test that runs many
-	// Terraforms at once on a loaded machine gives their leases more time.
+	// Heartbeat of running jobs; a second when zero. A run that cannot
+	// renew its lease for three beats cancels itself, and a busy machine
+	// (CI beside other tests) can hold up a renewal for a few hundred
+	// milliseconds: at 100 ms, live runs were taken for lost.
 	Heartbeat time.Duration
 	// GitHubClock, when set, is the clock of the fake's rate limits and the
 	// one Strata waits them out on: a wait moves it instead of taking time.
@@ -139,7 +141,7 @@ func Start(t testing.TB, opts Options) *Env {
 	serverLog := newServerLog(zerolog.NewTestWriter(t))
 	log := zerolog.New(serverLog).Level(zerolog.DebugLevel)
 	if opts.Heartbeat == 0 {
-		opts.Heartbeat = 100 * time.Millisecond
+		opts.Heartbeat = time.Second
 	}
 	appOpts := app.Options{Listener: ln, Heartbeat: opts.Heartbeat,
 		Clusters: opts.Clusters, Clock: opts.Clock, ManualPeriodic: opts.ManualPeriodic}

@@ -168,9 +168,7 @@ func TestMergeWithoutPlanAndFailedApply(t *testing.T) {
 // code before, the second applied first, its plan held the first's
 // unapplied change, and it was refused.
 func TestMergesApplyInMergeOrder(t *testing.T) {
-	// The second's apply waits through the first's close, plan and apply:
-	// its lease is given time on a loaded machine.
-	e := startOnMergeWith(t, apptest.Options{Heartbeat: time.Second}, "version: 1\nlock: on_apply\nlayers:\n  - dir: infra/network\n    auto_apply: on_merge\n")
+	e := startOnMergeWith(t, apptest.Options{}, "version: 1\nlock: on_apply\nlayers:\n  - dir: infra/network\n    auto_apply: on_merge\n")
 	one := e.reviewedFiles("one", map[string]string{network + "/c.tf": thingFile("c", 0)})
 	two := e.reviewedFiles("two", map[string]string{network + "/d.tf": thingFile("d", 0)})
 	held := e.GitHub.HoldNext("GET", fmt.Sprintf("/repos/%s/pulls/%d", e.Repo.FullName(), one.Number))

@@ -91,7 +91,9 @@ func freeAddr(t *testing.T) string {
 func startProcess(t *testing.T, gh *githubtest.Server, ghURL, dbURL, dataDir string, workers int) *process {
 	t.Helper()
 	p := &process{t: t, addr: freeAddr(t), log: &strings.Builder{}, done: make(chan struct{})}
-	p.cmd = exec.Command(binary(t), "serve", "--heartbeat", "200ms")
+	// A beat a second, as apptest's: a busy machine must not cost a live
+	// run its lease. A killed server's runs are found lost 6 s after.
+	p.cmd = exec.Command(binary(t), "serve", "--heartbeat", "1s")
 	p.cmd.Env = append(os.Environ(),
 		"STRATA_ADDR="+p.addr,
 		"STRATA_METRICS_ADDR=127.0.0.1:0",

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/engine/terraform/testprovider/providertest"
@@ -16,10 +15,7 @@ import (
 	"strata.dev/strata/store/storetest"
 )
 
-// cacheRounds is how many times the 8 layers are planned at once. The
-// servers beat every second: on a loaded 2-core machine, 8 Terraforms at
-// once can hold up the beats of 100ms that other tests use past their
-// lease, and a lost run is retried (not what these tests look at).
+// cacheRounds is how many times the 8 layers are planned at once.
 const cacheRounds = 20
 
 // 8 layers that use the provider, planned at once by 8 workers on one
@@ -28,7 +24,7 @@ const cacheRounds = 20
 func TestProviderParallelInitsOneCache(t *testing.T) {
 	requireTerraform(t)
 	data := t.TempDir()
-	e := startProviderLayersFrom(t, providertest.InstallPacked(t), apptest.Options{Workers: 8, DataDir: data, Heartbeat: time.Second}, cacheLayers(nil))
+	e := startProviderLayersFrom(t, providertest.InstallPacked(t), apptest.Options{Workers: 8, DataDir: data}, cacheLayers(nil))
 	e.planRounds(t, []*providerEnv{e}, data)
 }
 
@@ -38,8 +34,8 @@ func TestProviderParallelInitsOneCache(t *testing.T) {
 func TestProviderParallelInitsTwoReplicas(t *testing.T) {
 	requireTerraform(t)
 	db, data := storetest.URL(t, store.Postgres), t.TempDir()
-	a := startProviderLayersFrom(t, providertest.InstallPacked(t), apptest.Options{Workers: 8, DataDir: data, DatabaseURL: db, Heartbeat: time.Second}, cacheLayers(nil))
-	b := a.another(t, apptest.Options{Workers: 8, DataDir: data, DatabaseURL: db, GitHub: a.GitHub, Heartbeat: time.Second})
+	a := startProviderLayersFrom(t, providertest.InstallPacked(t), apptest.Options{Workers: 8, DataDir: data, DatabaseURL: db}, cacheLayers(nil))
+	b := a.another(t, apptest.Options{Workers: 8, DataDir: data, DatabaseURL: db, GitHub: a.GitHub})
 	a.planRounds(t, []*providerEnv{a, b}, data)
 
 	// Both replicas planned: River names the client of each attempt.

@@ -86,7 +86,7 @@ current-context: hang
 func serve(t *testing.T, gh *githubtest.Server, serverConfig, dbURL, dataDir string) *process {
 	t.Helper()
 	p := &process{t: t, addr: freeAddr(t), log: &strings.Builder{}, done: make(chan struct{})}
-	p.cmd = exec.Command(binary(t), "serve", "--config", serverConfig, "--heartbeat", "200ms")
+	p.cmd = exec.Command(binary(t), "serve", "--config", serverConfig, "--heartbeat", "1s")
 	p.cmd.Env = append(os.Environ(),
 		"STRATA_ADDR="+p.addr, "STRATA_DATABASE_URL="+dbURL, "STRATA_DATA_DIR="+dataDir, "STRATA_STATE_ADDR=127.0.0.1:0",
 		fmt.Sprintf("STRATA_GITHUB_APP_ID=%d", gh.AppID()), "STRATA_GITHUB_PRIVATE_KEY="+string(gh.PrivateKeyPEM()),

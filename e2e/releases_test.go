@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -309,13 +308,11 @@ func TestReleasesRefusedPolitely(t *testing.T) {
 }
 
 // Two replicas on one PostgreSQL, each sent /helm-test of the same release
-// -> both runs complete, one after the other (the release's slot). Leases
-// renewed every second: a Helm test waiting for the slot on a busy machine
-// must not be taken for lost (100 ms beats cancelled it after 300 ms).
+// -> both runs complete, one after the other (the release's slot).
 func TestReleasesOneRunAtATimeAcrossReplicas(t *testing.T) {
 	db := storetest.URL(t, store.Postgres)
-	a := startReleases(t, releaseOpts{}, apptest.Options{DatabaseURL: db, Heartbeat: time.Second})
-	b := apptest.Start(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub, Heartbeat: time.Second,
+	a := startReleases(t, releaseOpts{}, apptest.Options{DatabaseURL: db})
+	b := apptest.Start(t, apptest.Options{DatabaseURL: db, GitHub: a.GitHub,
 		Configure: func(c *config.Server) { c.Clusters = a.Config.Clusters }})
 	a.Repo.SetPermission("alice", "write")
 	pr := a.openPR("values", "alice")

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -203,9 +202,7 @@ func TestBrowserUnlockRefusedForAReaderAllowedForAWriter(t *testing.T) {
 // and the page grows without a reload while the run is still running; the
 // plan ends and the page shows its end, and the state it ended in.
 func TestBrowserRunLogGrowsWhileAPlanRuns(t *testing.T) {
-	// The plan waits at the gates as long as the test takes: a loaded
-	// machine must not cost it its lease meanwhile.
-	e := startProviderLayers(t, apptest.Options{Local: true, Heartbeat: time.Second}, map[string][]providertest.Thing{network: nil})
+	e := startProviderLayers(t, apptest.Options{Local: true}, map[string][]providertest.Thing{network: nil})
 	e.Repo.SetPermission("wanda", "write")
 	// The second gate is read once the first opens: its name depends on it.
 	main := e.layer(network, providertest.Thing{Name: "a", Value: "one"}) + providertest.Gate("first") +
@@ -284,7 +281,7 @@ const ScreenshotsEnv = "STRATA_SCREENSHOTS"
 func TestBrowserScreenshots(t *testing.T) {
 	dir := os.Getenv(ScreenshotsEnv)
 	const app = "infra/app"
-	e := startProviderLayers(t, apptest.Options{Local: true, Heartbeat: time.Second}, map[string][]providertest.Thing{network: nil, app: nil})
+	e := startProviderLayers(t, apptest.Options{Local: true}, map[string][]providertest.Thing{network: nil, app: nil})
 	e.Repo.SetPermission("wanda", "write")
 	e.Repo.SetPermission("bob", "write")
 	one := e.openPR("grow", "wanda", map[string]string{network + "/main.tf": e.layer(network,

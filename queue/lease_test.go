@@ -66,16 +66,19 @@ func (w *probeWorker) seen() (runs int, firstEnd time.Time, retries []time.Time)
 	return w.runs, w.firstEnd, append([]time.Time(nil), w.retries...)
 }
 
-// startProbe starts a queue (heartbeat 100 ms, lost after 2 s) whose only
-// worker is a probe. The last quarter of the lease, between the kill and the
-// reaper's claim, is 500 ms: room for a busy machine to schedule the job's
-// return, which a 1 s lease (250 ms) did not always leave.
+// startProbe starts a queue (heartbeat 1 s, cancelled after 3 s without a
+// renewal, lost after 6 s) whose only worker is a probe. A busy machine
+// holds up renewals for hundreds of milliseconds: a shorter lease cancelled
+// live runs (a run claimed by another replica then ended for the wrong
+// cause), and the last quarter, between the kill and the reaper's claim,
+// is 1.5 s for the job's return, which a 1 s lease (250 ms) did not always
+// leave.
 func startProbe(t *testing.T, st *store.Store) (*queue.Queue, *probeWorker) {
 	t.Helper()
 	w := &probeWorker{letGo: make(chan struct{}), ended: make(chan struct{})}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
-	q, err := queue.New(st, workers, queue.Options{Workers: 2, Heartbeat: 100 * time.Millisecond, StaleAfter: 2 * time.Second})
+	q, err := queue.New(st, workers, queue.Options{Workers: 2, Heartbeat: time.Second, StaleAfter: 6 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +140,7 @@ func TestRunThatCannotRenewItsLeaseStopsBeforeItIsRetried(t *testing.T) {
 		if !errors.Is(w.cause, queue.ErrLeaseLost) {
 			t.Fatalf("the first run ended because of %v, want a lost lease", w.cause)
 		}
-		if w.grace <= 0 || w.grace >= time.Second {
+		if w.grace <= 0 || w.grace >= 3*time.Second {
 			t.Fatalf("stop grace %s, want more than 0 and less than half of the lease", w.grace)
 		}
 		waitFor(t, "the queue at rest", func() bool { n, err := queue.Pending(context.Background(), st); return err == nil && n == 0 })

@@ -54,7 +54,7 @@ func TestJobsListsTheViewersRepositories(t *testing.T) {
 		river.AddWorker(workers, &ownWorker{})
 		river.AddWorker(workers, &echoWorker{})
 		river.AddWorker(workers, &interruptedWorker{got: make(chan queue.Interrupted, 4)})
-		q, err := queue.New(st, workers, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 300 * time.Millisecond})
+		q, err := queue.New(st, workers, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

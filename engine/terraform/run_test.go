@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -117,26 +118,28 @@ func TestCacheLockSerializesInits(t *testing.T) {
 		t.Fatalf("second lock while held: %v, want to wait until the deadline", err)
 	}
 
-	got := make(chan error, 1)
+	// The deadline above proved that a held lock waits. A waiter gets it
+	// once it is released, and notes whether it was: an order, not a pause.
+	var released atomic.Bool
+	got := make(chan bool, 1)
 	go func() {
 		unlock2, err := lockFile(context.Background(), path)
-		if err == nil {
-			unlock2()
+		if err != nil {
+			t.Error(err)
+			got <- false
+			return
 		}
-		got <- err
+		got <- released.Load()
+		unlock2()
 	}()
-	select {
-	case err := <-got:
-		t.Fatalf("second lock taken while held (err %v)", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	released.Store(true)
 	unlock()
 	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
+	case afterRelease := <-got:
+		if !afterRelease {
+			t.Fatal("second lock taken while held")
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("second lock not taken after release")
 	}
 }
