@@ -218,8 +218,8 @@ func TestPendingCountsARunAwaitingItsReaper(t *testing.T) {
 		if n, err := queue.Pending(ctx, f.st); err != nil || n != 1 {
 			t.Fatalf("pending = %d, %v; want 1 (the run awaiting its reaper)", n, err)
 		}
-		if _, err := f.st.ClaimLostRuns(ctx, -time.Second); err != nil {
-			t.Fatal(err)
+		if lost := storetest.DeclareLost(t, f.st, -time.Second); len(lost) != 1 {
+			t.Fatalf("declared %d runs lost, want 1", len(lost))
 		}
 		if n, err := queue.Pending(ctx, f.st); err != nil || n != 0 {
 			t.Fatalf("pending after the claim = %d, %v; want 0", n, err)

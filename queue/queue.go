@@ -71,7 +71,7 @@ type Queue struct {
 // backend hides River's transaction type, which differs per driver.
 type backend interface {
 	migrate(ctx context.Context) error
-	deliver(ctx context.Context, deliveryID, event string, jobs []river.InsertManyParams) (bool, error)
+	atomically(ctx context.Context, stmts []store.Statement, jobs []river.InsertManyParams) (bool, error)
 	insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 	insertMany(ctx context.Context, jobs []river.InsertManyParams) error
 	start(ctx context.Context) error
@@ -175,7 +175,11 @@ func (q *Queue) Deliver(ctx context.Context, deliveryID, event string, jobs ...r
 	for i, j := range jobs {
 		params[i] = river.InsertManyParams{Args: j}
 	}
-	return q.b.deliver(ctx, deliveryID, event, params)
+	ok, err := q.b.atomically(ctx, []store.Statement{{SQL: store.RecordDeliverySQL, Args: []any{deliveryID, event, store.Now()}}}, params)
+	if err != nil {
+		return false, fmt.Errorf("delivery %s: %w", deliveryID, err)
+	}
+	return ok, nil
 }
 
 // Enqueue inserts one job outside any delivery.
@@ -268,26 +272,32 @@ func (b *riverBackend[TTx]) migrate(ctx context.Context) error {
 	return nil
 }
 
-func (b *riverBackend[TTx]) deliver(ctx context.Context, deliveryID, event string, jobs []river.InsertManyParams) (bool, error) {
+// atomically runs stmts, then inserts jobs, in one transaction: both happen
+// or neither. The first statement is a gate: when it changes no row (a
+// delivery seen before, a lost run another replica claimed) nothing more
+// is done and atomically returns false.
+func (b *riverBackend[TTx]) atomically(ctx context.Context, stmts []store.Statement, jobs []river.InsertManyParams) (bool, error) {
 	t, err := b.begin(ctx)
 	if err != nil {
-		return false, fmt.Errorf("begin delivery %s: %w", deliveryID, err)
+		return false, fmt.Errorf("begin: %w", err)
 	}
 	defer t.rollback()
-	n, err := t.exec(store.RecordDeliverySQL, deliveryID, event, store.Now())
-	if err != nil {
-		return false, fmt.Errorf("record delivery %s: %w", deliveryID, err)
-	}
-	if n == 0 {
-		return false, nil
+	for i, s := range stmts {
+		n, err := t.exec(s.SQL, s.Args...)
+		if err != nil {
+			return false, err
+		}
+		if i == 0 && n == 0 {
+			return false, nil
+		}
 	}
 	if len(jobs) > 0 {
 		if _, err := b.client.InsertManyTx(ctx, t.tx, jobs); err != nil {
-			return false, fmt.Errorf("enqueue jobs of delivery %s: %w", deliveryID, err)
+			return false, fmt.Errorf("enqueue: %w", err)
 		}
 	}
 	if err := t.commit(); err != nil {
-		return false, fmt.Errorf("commit delivery %s: %w", deliveryID, err)
+		return false, fmt.Errorf("commit: %w", err)
 	}
 	return true, nil
 }

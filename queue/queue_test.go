@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -74,7 +75,10 @@ type fixture struct {
 	intr *interruptedWorker
 }
 
-func newFixture(t *testing.T, d store.Dialect) *fixture {
+func newFixture(t *testing.T, d store.Dialect) *fixture { return newLoggedFixture(t, d, nil) }
+
+// newLoggedFixture is newFixture with the queue logging to log.
+func newLoggedFixture(t *testing.T, d store.Dialect, log *slog.Logger) *fixture {
 	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, f.echo)
@@ -83,7 +87,7 @@ func newFixture(t *testing.T, d store.Dialect) *fixture {
 	// Reaped at once when a test makes a run's heartbeat a minute old, but
 	// a live run is not taken for lost on a busy machine: 10 s of silence
 	// (5 s before its own cancel), not 300 ms.
-	q, err := queue.New(f.st, workers, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 10 * time.Second})
+	q, err := queue.New(f.st, workers, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 10 * time.Second, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,12 +117,14 @@ func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(
 	return err
 }
 
-// reap recovers runs whose heartbeat stopped: their process died. Claiming is
-// atomic, so with several replicas each lost run is recovered once.
+// reap recovers runs whose heartbeat stopped: their process died. Each is
+// claimed in the transaction that enqueues its recovery, so with several
+// replicas each lost run is recovered once, and a replica that dies midway
+// leaves the run to the next reaper rather than claimed and never recovered.
 func (q *Queue) reap(ctx context.Context) {
-	lost, err := q.store.ClaimLostRuns(ctx, q.opts.StaleAfter)
+	lost, err := q.store.LostRuns(ctx, q.opts.StaleAfter)
 	if err != nil {
-		q.opts.Logger.Error("claim lost runs", "err", err)
+		q.opts.Logger.Error("reap lost runs", "err", err)
 		return
 	}
 	for _, run := range lost {
@@ -131,36 +133,23 @@ func (q *Queue) reap(ctx context.Context) {
 }
 
 func (q *Queue) recover(ctx context.Context, run *store.Run) {
-	// Terraform's state locks died with the run's process: a lock left by
-	// a lost run would strand its layer (docs/state.md).
-	if locks, err := q.store.ReleaseStateLocksOfRun(ctx, run.ID); err != nil {
-		q.opts.Logger.Error("recover lost run: release its state locks", "run", run.ID, "err", err)
-	} else if len(locks) > 0 {
-		q.opts.Logger.Warn("released the state locks of a run lost with its process", "run", run.ID, "locks", len(locks))
-	}
-	if err := q.store.RevokeStateCredentials(ctx, run.ID); err != nil {
-		q.opts.Logger.Warn("recover lost run: revoke its state credentials", "run", run.ID, "err", err)
-	}
 	args, maxAttempts, err := q.jobArgs(ctx, run.JobID)
 	if err != nil {
 		q.opts.Logger.Error("recover lost run: load job", "run", run.ID, "job", run.JobID, "err", err)
 		return
 	}
+	status, summary := store.RunLost, ""
+	job := river.InsertManyParams{Args: rawArgs{kind: run.Kind, args: args}, InsertOpts: &river.InsertOpts{MaxAttempts: maxAttempts}}
 	if q.policies[run.Kind].Recovery == Interrupt {
-		if merr := q.store.MarkInterrupted(ctx, run.ID, "interrupted: the server stopped while this ran"); merr != nil {
-			q.opts.Logger.Warn("recover lost run: mark interrupted", "run", run.ID, "job", run.JobID, "err", merr)
-		}
-		_, err = q.b.insert(ctx, Interrupted{JobKind: run.Kind, JobID: run.JobID, RunID: run.ID, Args: args}, nil)
-	} else {
-		err = q.b.insertMany(ctx, []river.InsertManyParams{{
-			Args:       rawArgs{kind: run.Kind, args: args},
-			InsertOpts: &river.InsertOpts{MaxAttempts: maxAttempts},
-		}})
+		status, summary = store.RunInterrupted, "interrupted: the server stopped while this ran"
+		job = river.InsertManyParams{Args: Interrupted{JobKind: run.Kind, JobID: run.JobID, RunID: run.ID, Args: args}}
 	}
-	if err != nil {
+	claimed, err := q.b.atomically(ctx, q.store.ClaimLostRun(run.ID, q.opts.StaleAfter, status, summary), []river.InsertManyParams{job})
+	switch {
+	case err != nil:
 		q.opts.Logger.Error("recover lost run", "run", run.ID, "kind", run.Kind, "err", err)
-	} else {
-		q.opts.Logger.Warn("recovered run lost with its process", "run", run.ID, "kind", run.Kind, "job", run.JobID)
+	case claimed:
+		q.opts.Logger.Warn("recovered run lost with its process", "run", run.ID, "kind", run.Kind, "job", run.JobID, "as", status)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -144,26 +145,48 @@ func (s *Store) FinishRun(ctx context.Context, id int64, status, conclusion, sum
 	return err
 }
 
-// ClaimLostRuns marks running runs whose heartbeat is older than staleAfter
-// as lost and returns them. The update is the claim: on several replicas each
-// lost run is returned to exactly one caller. Age is measured by the
+// LostRuns returns the running runs whose heartbeat is older than
+// staleAfter: their process died, or lost its lease. Age is measured by the
 // database's clock, the one heartbeats are stamped with, so a replica whose
-// clock runs ahead cannot claim runs that are alive.
-func (s *Store) ClaimLostRuns(ctx context.Context, staleAfter time.Duration) ([]*Run, error) {
-	rows, err := s.query(ctx, `UPDATE runs SET status = ?, finished_at = `+s.dbNow()+`
-		WHERE status = ? AND heartbeat_at < `+s.dbNow()+` - ? RETURNING `+runColumns,
-		RunLost, RunRunning, staleAfter.Milliseconds())
+// clock runs ahead cannot find runs that are alive. Nothing is claimed: the
+// queue claims each with ClaimLostRun, in the transaction that enqueues what
+// recovers it.
+func (s *Store) LostRuns(ctx context.Context, staleAfter time.Duration) ([]*Run, error) {
+	runs, err := queryAll(ctx, s, scanRun, `SELECT `+runColumns+` FROM runs
+		WHERE status = ? AND heartbeat_at < `+s.dbNow()+` - ? ORDER BY id`, RunRunning, staleAfter.Milliseconds())
 	if err != nil {
-		return nil, fmt.Errorf("claim lost runs: %w", err)
+		return nil, fmt.Errorf("find lost runs: %w", err)
 	}
-	return collectRuns(rows)
+	return runs, nil
 }
 
-// MarkInterrupted changes a lost run to interrupted: its work had side effects
-// and must not be retried.
-func (s *Store) MarkInterrupted(ctx context.Context, id int64, summary string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET status = ?, summary = ? WHERE id = ?`, RunInterrupted, summary, id)
-	return err
+// Statement is one SQL statement, with ? placeholders, that a caller runs in
+// a transaction of its own (the queue's, which also enqueues jobs).
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// ClaimLostRun returns the statements that end a lost run, to run in one
+// transaction. The first is the claim: it changes the run to status
+// (RunLost, to be retried, or RunInterrupted, with summary) only while it is
+// still running with a heartbeat older than staleAfter, so on several
+// replicas exactly one sees a row changed, and the others must stop there.
+// The rest free what the run held and its process cannot: Terraform's state
+// locks (a lock left by a lost run would strand its layer, docs/state.md) and
+// the state credentials it was given.
+func (s *Store) ClaimLostRun(id int64, staleAfter time.Duration, status, summary string) []Statement {
+	claim := Statement{`UPDATE runs SET status = ?, finished_at = ` + s.dbNow() + `
+		WHERE id = ? AND status = ? AND heartbeat_at < ` + s.dbNow() + ` - ?`,
+		[]any{status, id, RunRunning, staleAfter.Milliseconds()}}
+	if summary != "" {
+		claim.SQL = strings.Replace(claim.SQL, "SET status = ?,", "SET status = ?, summary = ?,", 1)
+		claim.Args = append([]any{status, summary}, claim.Args[1:]...)
+	}
+	return []Statement{claim,
+		{`DELETE FROM state_locks WHERE run_id = ?`, []any{id}},
+		{`DELETE FROM state_credentials WHERE run_id = ?`, []any{id}},
+	}
 }
 
 // LatestRun returns the newest run for a repo and target of a kind.

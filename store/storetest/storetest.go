@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" database/sql driver for schema set-up
 
@@ -89,4 +90,43 @@ func Keys(t testing.TB) *seal.Keys {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// DeclareLost claims every run whose heartbeat is older than staleAfter as
+// lost, each with the statements the queue's reaper runs (store.ClaimLostRun)
+// but enqueueing nothing, and returns the runs it claimed: what a replica's
+// reaper does to them, for tests of what follows.
+func DeclareLost(t testing.TB, st *store.Store, staleAfter time.Duration) []*store.Run {
+	t.Helper()
+	ctx := context.Background()
+	runs, err := st.LostRuns(ctx, staleAfter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claimed []*store.Run
+	for _, r := range runs {
+		tx, err := st.DB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		won := false
+		for i, s := range st.ClaimLostRun(r.ID, staleAfter, store.RunLost, "") {
+			res, err := tx.ExecContext(ctx, st.Rebind(s.SQL), s.Args...)
+			if err != nil {
+				tx.Rollback()
+				t.Fatalf("claim lost run %d: %v", r.ID, err)
+			}
+			if n, _ := res.RowsAffected(); i == 0 && n == 0 {
+				break
+			}
+			won = true
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if won {
+			claimed = append(claimed, r)
+		}
+	}
+	return claimed
 }
