@@ -112,7 +112,7 @@ func mergePlanOutcomeOf(a jobs.LayerMergeApply, layer, logURL string, r mergePla
 			"default branch in a new pull request to apply what is there now. The differences:\n\n%s", report.Short(a.ReviewedSHA), diffText(diffs))
 		out := mergeFail(a, layer, mergeDiffers, r.Redact(why))
 		out.Check.Title = "Not applied: the plan differs from the reviewed one"
-		out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = markdown.Block("", r.Plan.Text), logURL, logURL
+		out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = markdown.Block("", r.Redact(r.Plan.Text)), logURL, logURL
 		return out, false
 	}
 	if !r.Plan.HasChanges {
@@ -141,14 +141,16 @@ func mergeApplyOutcomeOf(a jobs.LayerMergeApply, layer, logURL string, r mergeAp
 	case r.Err != nil:
 		msg := r.Redact(report.FirstLine(errorText(r.Err)))
 		out := mergeFail(a, layer, mergeFailed, fmt.Sprintf("the apply failed (%s); %s", msg, recoverNote(a.PR, layer)))
+		// Terraform's error may quote a value of the layer's secrets: the
+		// check says it through the apply's redaction, like its log.
 		c := failedCheck(checks.Apply(layer), a.HeadSHA, a.PR, r.Err, logURL, nil)
-		c.Summary += "\n\n" + recoverNote(a.PR, layer)
+		c.Summary = r.Redact(c.Summary) + "\n\n" + recoverNote(a.PR, layer)
 		out.Check = c
 		return out
 	}
 	out := mergeFail(a, layer, mergeApplied, fmt.Sprintf("applied the plan of the merge commit, which makes the changes reviewed at %s", report.Short(a.ReviewedSHA)))
 	out.Check.Summary = fmt.Sprintf("Applied %s at %s after #%d merged: its plan made the changes of the plan reviewed at %s. With %s %s.",
 		markdown.Quote(layer), a.HeadSHA, a.PR, a.ReviewedSHA, r.Applied.Engine.Name(), r.Applied.TerraformVersion)
-	out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = markdown.Block("", r.Applied.Text), logURL, logURL
+	out.Check.Text, out.Check.LogURL, out.Check.DetailsURL = markdown.Block("", r.Redact(r.Applied.Text)), logURL, logURL
 	return out
 }

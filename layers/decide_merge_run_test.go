@@ -127,9 +127,10 @@ func TestMergeApplyOutcomeOf(t *testing.T) {
 		{"the plan was not saved", "saving the plan failed: database is locked", "Not applied", "failure",
 			"`infra/network` was not applied after #3 merged: saving the plan failed: database is locked.",
 			mergeApplyRun{SaveErr: errors.New("database is locked")}, mergeRefused},
-		{"the apply failed", "the apply failed (provider: token *** expired); " + recover, "Failed", "failure",
-			"```\nprovider: token expired\n```\n\n\n" + recover,
-			mergeApplyRun{Err: errors.New("provider: token expired"), Redact: func(string) string { return "provider: token *** expired" }}, mergeFailed},
+		// The error quotes a secret of the layer: the check masks it too.
+		{"the apply failed", "the apply failed (provider: password *** refused); " + recover, "Failed", "failure",
+			"```\nprovider: password *** refused\n```\n\n\n" + recover,
+			mergeApplyRun{Err: errors.New("provider: password hunter2 refused"), Redact: mask}, mergeFailed},
 		{"applied", "applied the plan of the merge commit, which makes the changes reviewed at r3v1ew0", "Applied", "success",
 			"Applied `infra/network` at m3rge0000 after #3 merged: its plan made the changes of the plan reviewed at r3v1ew000. With Terraform 1.9.8.",
 			mergeApplyRun{Applied: &terraform.ApplyResult{Text: "Apply complete!", TerraformVersion: "1.9.8"}, Redact: mask}, mergeApplied},
