@@ -484,3 +484,26 @@ func TestADaemonDiesEvenIfTheProgramTriesToKillItsSupervisor(t *testing.T) {
 		t.Errorf("the run ended, its daemons %v still run", pids)
 	}
 }
+
+// The launcher alone (cmd/strata-sandbox, what the image and the release
+// install next to strata) keeps every promise the server's binary keeps as
+// its launcher: the same tests, with it in the launcher's place.
+func TestTheLauncherAloneKeepsTheSamePromises(t *testing.T) {
+	requireLandlock(t)
+	dir, err := os.MkdirTemp("", "sandbox-alone-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755)) // the user Terraform runs as execs it too
+	alone := filepath.Join(dir, LauncherName)
+	build := exec.Command("go", "build", "-o", alone, "strata.dev/strata/cmd/"+LauncherName)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", LauncherName, err, out)
+	}
+	aloneForTests = alone
+	t.Cleanup(func() { aloneForTests = "" })
+	t.Run("paths", TestConfinedProgramReachesOnlyItsPaths)
+	t.Run("privileges", TestAPullRequestsProgramKeepsNoPrivilege)
+	t.Run("daemons", TestNothingOutlivesTheRun)
+	t.Run("fails closed", TestLauncherFailsClosed)
+}

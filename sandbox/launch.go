@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -49,8 +50,14 @@ func fail(err error) {
 
 func readSpec(raw string) (Spec, error) {
 	var s Spec
-	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields() // a field this launcher does not know is a confinement it would skip
+	if err := dec.Decode(&s); err != nil {
 		return s, fmt.Errorf("%s: %w", specEnv, err)
+	}
+	if s.Protocol != specProtocol {
+		return s, fmt.Errorf("this launcher (%s) is of another build than the server that started it (Spec protocol %q, this launcher's %q): "+
+			"install strata and %s from one release", os.Args[0], s.Protocol, specProtocol, LauncherName)
 	}
 	if !filepath.IsAbs(s.Program) {
 		return s, fmt.Errorf("program %q is not an absolute path", s.Program)

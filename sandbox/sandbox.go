@@ -5,10 +5,11 @@
 // (a separate unprivileged uid when the server is root, no_new_privs, a
 // seccomp filter), cannot signal the server, and leaves no process behind.
 //
-// It happens in two small re-execs of the current binary. The caller runs
-// Launcher() in place of the program, with a Spec in the environment; this
-// package's init, linked into every binary that runs Terraform, sees it and
-// becomes the supervisor (supervise_linux.go): it starts the binary once
+// It happens in two small re-execs of the launcher: strata-sandbox beside
+// the strata binary (cmd/strata-sandbox, which links this package alone),
+// else the current binary. The caller runs Launcher() in place of the
+// program, with a Spec in the environment; this package's init, linked into
+// every binary that runs Terraform, sees it and becomes the supervisor (supervise_linux.go): it starts the binary once
 // more as the confined side, which restricts itself (confine_linux.go) and
 // execs the program with the same arguments. The supervisor stays to end
 // every process of the run when the program ends or the server dies.
@@ -19,10 +20,14 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"reflect"
 	"time"
 )
 
@@ -130,16 +135,55 @@ type Spec struct {
 	// StopGrace is how long the program has, once interrupted, before the
 	// supervisor kills every process of the run.
 	StopGrace time.Duration `json:"stop_grace,omitempty"`
+	// Protocol is the shape of the Spec the server wrote (specProtocol),
+	// which the launcher must share: Variable sets it.
+	Protocol string `json:"protocol"`
 }
 
-// Launcher is the program to run in place of a confined one: this binary,
-// whose init does the confining.
+// LauncherName is the launcher on its own (cmd/strata-sandbox), which the
+// image and the release install next to the strata binary.
+const LauncherName = "strata-sandbox"
+
+// Launcher is the program to run in place of a confined one: the launcher
+// on its own when it lies next to this binary, else this binary, whose init
+// does the same. Either way it is this package's init; the one alone links
+// nothing else, so its re-execs skip the server's libraries' inits.
 func Launcher() (string, error) {
-	return os.Executable()
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	return launcherNextTo(self), nil
 }
+
+// launcherNextTo is the launcher beside the binary self, when it is an
+// executable regular file, else self.
+func launcherNextTo(self string) string {
+	alone := filepath.Join(filepath.Dir(self), LauncherName)
+	if fi, err := os.Stat(alone); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		return alone
+	}
+	return self
+}
+
+// specProtocol names the Spec's shape: its fields, their types and their
+// names in JSON. A launcher of another build (an strata-sandbox left from
+// an older release next to a newer strata) would drop the fields it does not
+// know, the seccomp filter or the user among them, and confine less than
+// the server asked: readSpec refuses a Spec whose protocol is not its own.
+var specProtocol = func() string {
+	h := sha256.New()
+	t := reflect.TypeFor[Spec]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		fmt.Fprintf(h, "%s %s %s\n", f.Name, f.Type, f.Tag.Get("json"))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}()
 
 // Variable is the environment variable that hands s to the launcher.
 func (s Spec) Variable() (name, value string) {
+	s.Protocol = specProtocol
 	b, _ := json.Marshal(s) // strings, numbers, bools, a map of strings: cannot fail
 	return specEnv, string(b)
 }

@@ -36,8 +36,14 @@ func parseProbes(out string) map[string]string {
 	return got
 }
 
-// runLauncher starts launcher (the test binary when empty) with spec, as
-// the server does; as user when set, the server's uid and gid then.
+// aloneForTests, when set, is the launcher alone (cmd/strata-sandbox) that
+// runLauncher starts in place of the program, as the server does when it
+// lies next to its binary (TestTheLauncherAloneKeepsTheSamePromises).
+var aloneForTests string
+
+// runLauncher starts the program (the test binary when empty, whose init is
+// the launcher too), or the launcher alone, with spec, as the server does;
+// as user when set, the server's uid and gid then.
 func runLauncher(t *testing.T, as *Credential, spec Spec, probes ...string) (string, error) {
 	t.Helper()
 	self, err := Launcher()
@@ -52,6 +58,9 @@ func runLauncher(t *testing.T, as *Credential, spec Spec, probes ...string) (str
 	}
 	name, value := spec.Variable()
 	cmd := exec.Command(spec.Program)
+	if aloneForTests != "" {
+		cmd = exec.Command(aloneForTests)
+	}
 	cmd.Env = append(os.Environ(), name+"="+value, probesEnv+"="+strings.Join(probes, "\n"))
 	if as != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(as.UID), Gid: uint32(as.GID)}}
@@ -155,5 +164,54 @@ func TestLauncherOfADeadServerRunsNothing(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 126 || !strings.Contains(out, "server that started this run is gone") {
 		t.Fatalf("launcher with a dead parent: %v\n%s", err, out)
+	}
+}
+
+// The launcher is strata-sandbox when it lies next to the binary as an
+// executable file, the binary itself otherwise.
+func TestLauncherNextTo(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		alone func(path string) error
+		want  string
+	}{
+		{"alone, executable", func(p string) error { return os.WriteFile(p, nil, 0o755) }, LauncherName},
+		{"alone, not executable", func(p string) error { return os.WriteFile(p, nil, 0o644) }, "strata"},
+		{"a directory of its name", func(p string) error { return os.Mkdir(p, 0o755) }, "strata"},
+		{"absent", func(string) error { return nil }, "strata"},
+	} {
+		dir := t.TempDir()
+		if err := tc.alone(filepath.Join(dir, LauncherName)); err != nil {
+			t.Fatal(err)
+		}
+		if got := launcherNextTo(filepath.Join(dir, "strata")); got != filepath.Join(dir, tc.want) {
+			t.Errorf("%s: launcher %s, want %s", tc.name, got, filepath.Join(dir, tc.want))
+		}
+	}
+}
+
+// A launcher of another build than the server's (strata-sandbox left from
+// an older release) gets a Spec it may not understand whole: it runs
+// nothing and says why, rather than confine less than asked.
+func TestLauncherRefusesASpecOfAnotherBuild(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, raw := range map[string]string{
+		"another protocol": `{"program":"` + self + `","parent":` + strconv.Itoa(os.Getpid()) + `,"protocol":"0123456789abcdef"}`,
+		"an unknown field": `{"program":"` + self + `","parent":` + strconv.Itoa(os.Getpid()) + `,"protocol":"` + specProtocol + `","landlock_v9":true}`,
+		"no protocol":      `{"program":"` + self + `","parent":` + strconv.Itoa(os.Getpid()) + `}`,
+	} {
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), specEnv+"="+raw, probesEnv+"=read:/etc/hosts")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 126 || strings.Contains(string(out), "->") {
+			t.Errorf("%s: %v, want exit 126 and no probe run\n%s", name, err, out)
+		}
+		if !strings.Contains(string(out), "strata sandbox: ") {
+			t.Errorf("%s: output %q does not say why", name, out)
+		}
 	}
 }

@@ -38,7 +38,7 @@ func TestReleaseScriptStampsAndSums(t *testing.T) {
 		t.Fatalf("tar: %v\n%s", err, b)
 	}
 	dir := filepath.Join(out, "strata_v9.8.7-test_linux_amd64")
-	for _, f := range []string{"strata", "LICENSE", "README.md"} {
+	for _, f := range []string{"strata", "strata-sandbox", "LICENSE", "README.md"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the archive lacks %s: %v", f, err)
 		}
@@ -48,5 +48,9 @@ func TestReleaseScriptStampsAndSums(t *testing.T) {
 	b, err := run.Output()
 	if first, _, _ := strings.Cut(string(b), "\n"); err != nil || first != "strata v9.8.7-test" {
 		t.Fatalf("strata version: %v, first line %q, want %q\n%s", err, first, "strata v9.8.7-test", b)
+	}
+	// Terraform starts through the launcher alone, from the archive.
+	if want := "sandbox launcher: " + filepath.Join(dir, "strata-sandbox") + "\n"; !strings.HasSuffix(string(b), want) {
+		t.Errorf("strata version ends %q, want %q", b, want)
 	}
 }

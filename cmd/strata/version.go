@@ -29,6 +29,11 @@ Terraform unconfined.`,
 		Run: func(cmd *cobra.Command, _ []string) {
 			out := cmd.OutOrStdout()
 			fmt.Fprintln(out, "strata", version.String())
+			// Which binary starts Terraform: strata-sandbox beside this one,
+			// or this one (slower to start), a release's files incomplete.
+			if l, err := sandbox.Launcher(); err == nil {
+				defer fmt.Fprintln(out, "sandbox launcher:", l)
+			}
 			cfg, err := config.LoadServer(configPath, os.LookupEnv)
 			if err != nil {
 				fmt.Fprintln(out, "server config not read:", err.Error()+"; the sandbox with its defaults:")

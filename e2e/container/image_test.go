@@ -58,6 +58,10 @@ func TestImageFromOutside(t *testing.T) {
 	if label == "" || !strings.HasPrefix(version, "strata "+label+"\n") || !strings.Contains(version, "sandbox: ") {
 		t.Errorf("strata version = %q, want \"strata %s\" and the sandbox", version, label)
 	}
+	// Terraform starts through the sandbox's launcher alone.
+	if !strings.Contains(version, "sandbox launcher: /usr/local/bin/strata-sandbox\n") {
+		t.Errorf("strata version = %q, want the launcher /usr/local/bin/strata-sandbox", version)
+	}
 
 	// The tools, where a layer's code finds them on PATH, and the engines'
 	// pinned versions.
@@ -196,7 +200,7 @@ func TestDockerfileCopiesOnlyTheStagedBinaries(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"dist/image/terraform", "dist/image/tofu", "dist/image/strata"}
+	want := []string{"dist/image/terraform", "dist/image/tofu", "dist/image/strata", "dist/image/strata-sandbox"}
 	if !slices.Equal(sources, want) {
 		t.Errorf("deploy/Dockerfile copies %q, want %q", sources, want)
 	}
