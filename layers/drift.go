@@ -190,7 +190,7 @@ func (w *driftRunWorker) plan(ctx context.Context, job *river.Job[jobs.DriftRun]
 	}
 	log := d.LogWriter(ctx)
 	defer log.Close()
-	res, err := planLayer(ctx, d, a.Repo, run.SHA, specOf(layer), log, nil)
+	res, err := planLayer(ctx, d, a.Repo, run.SHA, specOf(layer), log, nil, nil)
 	release()
 	var sensitive []string
 	if res != nil {

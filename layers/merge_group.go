@@ -254,7 +254,7 @@ func (w *mergeGroupWorker) planHead(ctx context.Context, rep *report.Reporter, a
 		log.Close()
 		return nil, rep, err
 	}
-	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, specOf(l), log, nil)
+	res, err := planLayer(ctx, d, a.Repo, a.HeadSHA, specOf(l), log, nil, nil)
 	release()
 	var sensitive []string
 	if res != nil {

@@ -237,7 +237,7 @@ func (w *layerMergeApplyWorker) planMerge(ctx context.Context, rep *report.Repor
 		log.Close()
 		return r
 	}
-	r.Plan, r.PlanErr = planLayer(ctx, d, a.Repo, a.HeadSHA, step.Layer, log, nil)
+	r.Plan, r.PlanErr = planLayer(ctx, d, a.Repo, a.HeadSHA, step.Layer, log, nil, nil)
 	release()
 	var sensitive []string
 	if r.Plan != nil {

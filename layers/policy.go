@@ -58,12 +58,12 @@ type policySource struct {
 	Server bool // on the server's disk, else in the repository at SHA
 }
 
-// judgePlan evaluates the layer's sets over a plan, stores the outcome
-// and writes the strata/policy check. It returns nil when no set judges
-// the layer. Errors of the sets are outcomes, not errors: only GitHub and
-// the store fail it.
-func judgePlan(ctx context.Context, d *worker.Deps, rep *report.Reporter, a jobs.LayerPlan, res *terraform.PlanResult) (*policyReport, error) {
-	lp, err := policiesOf(ctx, d, a.Repo, a.HeadSHA, a.Layer)
+// judgePlan evaluates the layer's sets, as the run's lookup found them,
+// over a plan, stores the outcome and writes the strata/policy check. It
+// returns nil when no set judges the layer. Errors of the sets are
+// outcomes, not errors: only GitHub and the store fail it.
+func judgePlan(ctx context.Context, d *worker.Deps, rep *report.Reporter, a jobs.LayerPlan, policies *policyLookup, res *terraform.PlanResult) (*policyReport, error) {
+	lp, err := policies.wait(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -361,8 +361,8 @@ func decodeSets(e *store.PolicyEvaluation) ([]setOutcome, error) {
 // judgeOrWarn is judgePlan for the plan job: a failure to judge (GitHub or
 // the store) is logged, and the apply gate then finds no evaluation of the
 // plan and refuses until a new plan is judged.
-func judgeOrWarn(ctx context.Context, d *worker.Deps, rep *report.Reporter, a jobs.LayerPlan, res *terraform.PlanResult) *policyReport {
-	pr, err := judgePlan(ctx, d, rep, a, res)
+func judgeOrWarn(ctx context.Context, d *worker.Deps, rep *report.Reporter, a jobs.LayerPlan, policies *policyLookup, res *terraform.PlanResult) *policyReport {
+	pr, err := judgePlan(ctx, d, rep, a, policies, res)
 	if err != nil {
 		worker.Warn(ctx, fmt.Errorf("%s#%d, layer %s: %w", a.FullName, a.PR, a.Target, err), "judge the plan with the policy sets")
 		return nil

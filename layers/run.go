@@ -16,7 +16,6 @@ import (
 	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/jobs"
-	"strata.dev/strata/policy"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/report"
 	"strata.dev/strata/store"
@@ -121,13 +120,16 @@ type planRun struct {
 	shown report.Check
 	// stopped is why the run was stopped (watchPlan, the queue), or nil.
 	stopped error
+	// policies finds the sets that judge the layer while Terraform plans.
+	policies *policyLookup
 }
 
 // run plans the layer, holding its slot (one run per layer across
 // replicas) until Terraform made the plan: the next run of the layer need
 // not wait for this one's JSON and comment (a long comment on a large plan
 // took 0.9 s). Until the check shows the plan, watchPlan stops it when its
-// PR moves on or someone cancels it.
+// PR moves on or someone cancels it. Meanwhile it finds the layer's policy
+// sets: the plan keeps its JSON only for them.
 func (w *layerPlanWorker) run(ctx context.Context, rep *report.Reporter, a jobs.LayerPlan, log *worker.LogWriter, logURL string) planRun {
 	d := w.d
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -145,6 +147,8 @@ func (w *layerPlanWorker) run(ctx context.Context, rep *report.Reporter, a jobs.
 	}
 	// Terraform made no plan: the slot is freed when it ended.
 	defer release()
+	// Found while Terraform plans; the lookup ends with runCtx.
+	policies := lookUpPolicies(runCtx, d, a)
 	// Read while the slot keeps applies of the layer out: an apply after
 	// this makes the plan stale.
 	base, err := d.Store.LastApply(runCtx, a.FullName, a.Target)
@@ -156,8 +160,8 @@ func (w *layerPlanWorker) run(ctx context.Context, rep *report.Reporter, a jobs.
 		DetailsURL: logURL}); err != nil {
 		return ended(planRun{err: err})
 	}
-	var r planRun
-	r.res, r.err = planLayer(runCtx, d, a.Repo, a.HeadSHA, a.Layer, log, func(p *terraform.PlanResult) error {
+	r := planRun{policies: policies}
+	r.res, r.err = planLayer(runCtx, d, a.Repo, a.HeadSHA, a.Layer, log, policies.keepJSON, func(p *terraform.PlanResult) error {
 		release() // Terraform is done with the layer.
 		// The check links to the log: it is all there first.
 		log.Mask(p.Sensitive...)
@@ -191,7 +195,7 @@ func (w *layerPlanWorker) finishPlanned(ctx context.Context, rep *report.Reporte
 		}
 	}
 	if err := finishBatchItem(ctx, d, runRep, a.Repo, a.PR, a.Batch, layerReport{Layer: a.Target, Position: a.Position, layerAt: planAt(a), Result: res, LogURL: logURL,
-		CodeOwners: codeownersNext(ctx, d, a, res), Policy: judgeOrWarn(ctx, d, runRep, a, res)}); err != nil {
+		CodeOwners: codeownersNext(ctx, d, a, res), Policy: judgeOrWarn(ctx, d, runRep, a, run.policies, res)}); err != nil {
 		return err
 	}
 	return updateApplied(ctx, d, rep, a.Repo, a.PR, a.HeadSHA)
@@ -311,18 +315,20 @@ func errorText(err error) string {
 
 // planLayer runs the engine on the layer in a private copy of the tree at
 // sha: Terraform writes into its working directory, and fetched trees are
-// shared. planned, when not nil, gets the plan as soon as Terraform made it
+// shared. keepJSON, when not nil, says how much of the plan's JSON to keep
+// (terraform.PlanInput.KeepJSON): the plan job's for the layer's policy
+// sets; drift and post-merge plans, which no policy judges, keep none.
+// planned, when not nil, gets the plan as soon as Terraform made it
 // (terraform.PlanInput.Planned). Terraform's output goes to log as it
 // prints it, masked with the layer's sensitive inputs too.
-func planLayer(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log *worker.LogWriter, planned func(*terraform.PlanResult) error) (*terraform.PlanResult, error) {
+func planLayer(ctx context.Context, d *worker.Deps, repo jobs.Repo, sha string, l jobs.LayerSpec, log *worker.LogWriter, keepJSON func() int64, planned func(*terraform.PlanResult) error) (*terraform.PlanResult, error) {
 	setup, done, err := layerSetup(ctx, d, repo, sha, l, store.StateRead, log)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	log.Mask(terraform.SensitiveInputs(setup, l.VarFiles)...)
-	// The plan's JSON is kept for the layer's policy sets (policy.go).
-	return terraform.Plan(ctx, terraform.PlanInput{Setup: setup, VarFiles: l.VarFiles, Planned: planned, KeepJSON: policy.MaxPlanJSON})
+	return terraform.Plan(ctx, terraform.PlanInput{Setup: setup, VarFiles: l.VarFiles, Planned: planned, KeepJSON: keepJSON})
 }
 
 // layerSetup fetches the tree at sha into a work dir of its own, with the

@@ -143,7 +143,9 @@ func layerPlanJSON(ctx context.Context, root string, l config.Layer, file string
 	if err != nil {
 		return nil, err
 	}
-	res, err := terraform.Plan(ctx, terraform.PlanInput{Setup: runs[0].setup(root, nil), VarFiles: l.VarFiles, KeepJSON: policy.MaxPlanJSON})
+	// The policies always judge the plan here: its JSON is kept.
+	keep := func() int64 { return policy.MaxPlanJSON }
+	res, err := terraform.Plan(ctx, terraform.PlanInput{Setup: runs[0].setup(root, nil), VarFiles: l.VarFiles, KeepJSON: keep})
 	if err != nil {
 		return nil, err
 	}

@@ -17,9 +17,14 @@ type PlanInput struct {
 	// VarFiles are relative to WorkDir and must stay inside Root, symlinks
 	// resolved.
 	VarFiles []string
-	// KeepJSON, when above 0, keeps the plan's JSON in PlanResult.JSON if
-	// it weighs at most that many bytes.
-	KeepJSON int64
+	// KeepJSON, when set, is asked once, after `plan -out` (and Planned)
+	// and before `show -json`: above 0, the plan's JSON is kept in
+	// PlanResult.JSON if it weighs at most that many bytes; nil or a
+	// result of 0 or less keeps none. It is asked that late so that the
+	// caller can find out while Terraform plans whether anything will
+	// read the JSON (a layer's policy sets): a large plan's JSON is tens
+	// of MB held until the run ends.
+	KeepJSON func() int64
 	// Planned, when set, gets the result as soon as `plan -out` is done,
 	// read from the plan's text (summarizeText). Its Sensitive holds the
 	// values of the sensitive variables (sensitiveInputs): the text masks
@@ -127,8 +132,10 @@ func Plan(ctx context.Context, in PlanInput) (*PlanResult, error) {
 		}
 	}
 
-	if in.KeepJSON > 0 {
-		s.keepJSON = &jsonKeeper{max: in.KeepJSON}
+	if in.KeepJSON != nil {
+		if n := in.KeepJSON(); n > 0 {
+			s.keepJSON = &jsonKeeper{max: n}
+		}
 	}
 	r, err := s.showJSON(ctx, planPath)
 	if err != nil {

@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -253,5 +254,60 @@ func TestParallelPlansShareOnePluginCache(t *testing.T) {
 	// nothing and did not wait for each other on the cache lock.
 	if _, err := os.Stat(filepath.Join(a.cacheDir, cacheLockName)); !os.IsNotExist(err) {
 		t.Errorf("built-in-only layers took the cache lock (stat: %v)", err)
+	}
+}
+
+// The plan's JSON is kept only when KeepJSON, asked once Terraform saved
+// the plan, says so: a layer no policy set judges keeps none.
+func TestPlanKeepsItsJSONOnlyWhenAsked(t *testing.T) {
+	tests := []struct {
+		name          string
+		keep          func() int64
+		wantJSON      bool
+		wantTooLarge  bool
+		wantAskedOnce bool
+	}{
+		{name: "no KeepJSON: no set judges the layer", keep: nil},
+		{name: "KeepJSON says 0", keep: func() int64 { return 0 }, wantAskedOnce: true},
+		{name: "KeepJSON says less than 0", keep: func() int64 { return -1 }, wantAskedOnce: true},
+		{name: "a set judges the layer", keep: func() int64 { return 32 << 20 }, wantJSON: true, wantAskedOnce: true},
+		{name: "the JSON weighs more than KeepJSON says", keep: func() int64 { return 16 }, wantTooLarge: true, wantAskedOnce: true},
+	}
+	s := newScenario(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var planned, asked int
+			in := PlanInput{Setup: s.tree(map[string]string{"main.tf": threeResources}),
+				Planned: func(*PlanResult) error { planned++; return nil }}
+			if tt.keep != nil {
+				in.KeepJSON = func() int64 {
+					if planned != 1 {
+						t.Errorf("KeepJSON asked before the plan was made (Planned called %d times)", planned)
+					}
+					asked++
+					return tt.keep()
+				}
+			}
+			r, err := Plan(testContext(t), in)
+			if err != nil {
+				t.Fatalf("plan: %v", err)
+			}
+			if (asked == 1) != tt.wantAskedOnce || asked > 1 {
+				t.Errorf("KeepJSON asked %d times", asked)
+			}
+			if got := r.JSON != nil; got != tt.wantJSON {
+				t.Errorf("JSON kept = %v, want %v (%d bytes)", got, tt.wantJSON, len(r.JSON))
+			}
+			if tt.wantJSON && (!json.Valid(r.JSON) || !strings.Contains(string(r.JSON), `"address":"terraform_data.x"`)) {
+				t.Errorf("JSON is not the plan's: %.200s", r.JSON)
+			}
+			if r.JSONTooLarge != tt.wantTooLarge {
+				t.Errorf("JSONTooLarge = %v, want %v", r.JSONTooLarge, tt.wantTooLarge)
+			}
+			// The rest of the result is read from the JSON all the same.
+			if r.Add != 3 || len(r.Changed) != 3 {
+				t.Errorf("Add = %d, Changed = %v, want the 3 resources", r.Add, r.Changed)
+			}
+		})
 	}
 }

@@ -101,8 +101,8 @@ type session struct {
 	// report and user (command, in sandbox.go).
 	launch
 	scratch scratch // HOME, TMPDIR and the saved plan; removed by close
-	// keepJSON, when set, keeps the plan's JSON as show -json prints it
-	// (PlanInput.KeepJSON).
+	// keepJSON, when set, keeps the plan's JSON as show -json prints it:
+	// PlanInput.KeepJSON, asked before show -json, said how much.
 	keepJSON *jsonKeeper
 }
 
