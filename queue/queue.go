@@ -73,7 +73,6 @@ type backend interface {
 	migrate(ctx context.Context) error
 	atomically(ctx context.Context, stmts []store.Statement, jobs []river.InsertManyParams) (bool, error)
 	insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
-	insertMany(ctx context.Context, jobs []river.InsertManyParams) error
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
 	stopAndCancel(ctx context.Context) error
@@ -304,11 +303,6 @@ func (b *riverBackend[TTx]) atomically(ctx context.Context, stmts []store.Statem
 
 func (b *riverBackend[TTx]) insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
 	return b.client.Insert(ctx, args, opts)
-}
-
-func (b *riverBackend[TTx]) insertMany(ctx context.Context, jobs []river.InsertManyParams) error {
-	_, err := b.client.InsertMany(ctx, jobs)
-	return err
 }
 
 func (b *riverBackend[TTx]) start(ctx context.Context) error { return b.client.Start(ctx) }

@@ -113,8 +113,8 @@ func TestALostRunIsClaimedOnlyWithItsRecovery(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("the lost run was never recovered once the queue took jobs again")
 		}
-		if r, err := f.st.Run(ctx, lost.ID); err != nil || r.Status != store.RunInterrupted {
-			t.Fatalf("the recovered run is %+v, %v; want interrupted", r, err)
+		if r, err := f.st.Run(ctx, lost.ID); err != nil || r.Status != store.RunInterrupted || r.Summary != "interrupted: the server stopped while this ran" {
+			t.Fatalf("the recovered run is %+v, %v; want interrupted, and saying so", r, err)
 		}
 	})
 }

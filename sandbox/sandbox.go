@@ -9,8 +9,8 @@
 // the strata binary (cmd/strata-sandbox, which links this package alone),
 // else the current binary. The caller runs Launcher() in place of the
 // program, with a Spec in the environment; this package's init, linked into
-// every binary that runs Terraform, sees it and becomes the supervisor (supervise_linux.go): it starts the binary once
-// more as the confined side, which restricts itself (confine_linux.go) and
+// both, sees it and becomes the supervisor (supervise_linux.go): it starts
+// the launcher once more as the confined side, which restricts itself (confine_linux.go) and
 // execs the program with the same arguments. The supervisor stays to end
 // every process of the run when the program ends or the server dies.
 //

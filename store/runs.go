@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -176,13 +175,10 @@ type Statement struct {
 // locks (a lock left by a lost run would strand its layer, docs/state.md) and
 // the state credentials it was given.
 func (s *Store) ClaimLostRun(id int64, staleAfter time.Duration, status, summary string) []Statement {
-	claim := Statement{`UPDATE runs SET status = ?, finished_at = ` + s.dbNow() + `
+	// An empty summary keeps the one the run wrote.
+	claim := Statement{`UPDATE runs SET status = ?, summary = COALESCE(NULLIF(?, ''), summary), finished_at = ` + s.dbNow() + `
 		WHERE id = ? AND status = ? AND heartbeat_at < ` + s.dbNow() + ` - ?`,
-		[]any{status, id, RunRunning, staleAfter.Milliseconds()}}
-	if summary != "" {
-		claim.SQL = strings.Replace(claim.SQL, "SET status = ?,", "SET status = ?, summary = ?,", 1)
-		claim.Args = append([]any{status, summary}, claim.Args[1:]...)
-	}
+		[]any{status, summary, id, RunRunning, staleAfter.Milliseconds()}}
 	return []Statement{claim,
 		{`DELETE FROM state_locks WHERE run_id = ?`, []any{id}},
 		{`DELETE FROM state_credentials WHERE run_id = ?`, []any{id}},

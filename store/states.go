@@ -28,7 +28,8 @@ import (
 //	UnlockState         release it (by its id, or by force with "")
 //	StateLockOf         the lock of a key, nil when free
 //	StateLocksOfRun     the locks a run took
-//	ReleaseStateLocksOfRun  free them, when the run is declared lost
+//	ReleaseStateLocksOfRun  free them, when the run ended without Terraform unlocking
+//	                        (a lost run's go with its claim, ClaimLostRun)
 
 // StateKey names one state: a layer of a repository in one workspace.
 // Layer is the layer's name in .strata.yaml; Workspace "" is "default".
@@ -491,8 +492,8 @@ func (s *Store) StateLocksOfRun(ctx context.Context, runID int64) ([]*StateLock,
 }
 
 // ReleaseStateLocksOfRun frees the state locks a run holds, when the run
-// is over (declared lost, or ended without Terraform unlocking), and
-// returns them.
+// ended without Terraform unlocking, and returns them. A lost run's are
+// freed in the transaction that claims it (ClaimLostRun).
 func (s *Store) ReleaseStateLocksOfRun(ctx context.Context, runID int64) ([]*StateLock, error) {
 	locks, err := s.StateLocksOfRun(ctx, runID)
 	if err != nil {
