@@ -5,6 +5,7 @@ package queue
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -47,11 +48,10 @@ type Options struct {
 	// Default 50 ms.
 	FetchCooldown time.Duration
 	// FetchPollInterval is how often River looks for jobs without being
-	// told: on SQLite, which has no LISTEN/NOTIFY, how long a job enqueued
-	// by a webhook may wait, and a job enqueued by a job (a plan by its
-	// /plan) whose own fetch came too early: with 250 ms, half the plans of
-	// a 200-resource layer waited 0.1–0.2 s to start. Default 100 ms
-	// (River's: 1 s).
+	// told. Every insert tells this replica's workers at once (on SQLite in
+	// process, gatedDriver; on PostgreSQL by NOTIFY, which reaches the other
+	// replicas too), so the poll is a backstop: for a notification lost
+	// while PostgreSQL's listener reconnects. Default 100 ms (River's: 1 s).
 	FetchPollInterval time.Duration
 	Logger            *slog.Logger
 	// Observe is told about every finished job (for metrics).
@@ -64,6 +64,7 @@ type Queue struct {
 	b        backend
 	opts     Options
 	policies map[string]Policy
+	intake   intake
 	stop     chan struct{}
 	done     chan struct{}
 }
@@ -71,7 +72,7 @@ type Queue struct {
 // backend hides River's transaction type, which differs per driver.
 type backend interface {
 	migrate(ctx context.Context) error
-	atomically(ctx context.Context, stmts []store.Statement, jobs []river.InsertManyParams) (bool, error)
+	atomically(ctx context.Context, g gate, jobs []river.InsertManyParams) (bool, error)
 	insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
@@ -121,45 +122,25 @@ func New(st *store.Store, workers *river.Workers, opts Options) (*Queue, error) 
 	var err error
 	switch st.Dialect() {
 	case store.SQLite:
-		q.b, err = newRiverBackend(riversqlite.New(st.DB()), cfg, func(ctx context.Context) (txn[*sql.Tx], error) {
-			tx, err := st.DB().BeginTx(ctx, nil)
+		q.b, err = newRiverBackend(riversqlite.New(st.DB()), cfg, func(ctx context.Context, tx *sql.Tx, q string, args ...any) (int64, error) {
+			res, err := tx.ExecContext(ctx, q, args...)
 			if err != nil {
-				return txn[*sql.Tx]{}, err
+				return 0, err
 			}
-			return txn[*sql.Tx]{
-				tx: tx,
-				exec: func(q string, args ...any) (int64, error) {
-					res, err := tx.ExecContext(ctx, q, args...)
-					if err != nil {
-						return 0, err
-					}
-					return res.RowsAffected()
-				},
-				commit: tx.Commit, rollback: func() { tx.Rollback() },
-			}, nil
-		})
+			return res.RowsAffected()
+		}, true)
 	case store.Postgres:
-		q.b, err = newRiverBackend(riverpgxv5.New(st.Pool()), cfg, func(ctx context.Context) (txn[pgx.Tx], error) {
-			tx, err := st.Pool().Begin(ctx)
-			if err != nil {
-				return txn[pgx.Tx]{}, err
-			}
-			return txn[pgx.Tx]{
-				tx: tx,
-				exec: func(q string, args ...any) (int64, error) {
-					tag, err := tx.Exec(ctx, st.Rebind(q), args...)
-					return tag.RowsAffected(), err
-				},
-				commit:   func() error { return tx.Commit(ctx) },
-				rollback: func() { tx.Rollback(context.WithoutCancel(ctx)) },
-			}, nil
-		})
+		q.b, err = newRiverBackend(riverpgxv5.New(st.Pool()), cfg, func(ctx context.Context, tx pgx.Tx, q string, args ...any) (int64, error) {
+			tag, err := tx.Exec(ctx, st.Rebind(q), args...)
+			return tag.RowsAffected(), err
+		}, false)
 	default:
 		err = fmt.Errorf("no queue for database %q", st.Dialect())
 	}
 	if err != nil {
 		return nil, err
 	}
+	q.intake.commit = q.b.atomically
 	return q, nil
 }
 
@@ -168,13 +149,13 @@ func (q *Queue) Migrate(ctx context.Context) error { return q.b.migrate(ctx) }
 
 // Deliver records a webhook delivery and enqueues its jobs in one
 // transaction. It returns false, enqueueing nothing, for a delivery id seen
-// before.
+// before. Deliveries that arrive together share a transaction (intake.go).
 func (q *Queue) Deliver(ctx context.Context, deliveryID, event string, jobs ...river.JobArgs) (bool, error) {
-	params := make([]river.InsertManyParams, len(jobs))
-	for i, j := range jobs {
-		params[i] = river.InsertManyParams{Args: j}
+	d := &delivery{record: store.Statement{SQL: store.RecordDeliverySQL, Args: []any{deliveryID, event, store.Now()}}, done: make(chan delivered, 1)}
+	for _, j := range jobs {
+		d.jobs = append(d.jobs, river.InsertManyParams{Args: j})
 	}
-	ok, err := q.b.atomically(ctx, []store.Statement{{SQL: store.RecordDeliverySQL, Args: []any{deliveryID, event, store.Now()}}}, params)
+	ok, err := q.intake.deliver(ctx, d)
 	if err != nil {
 		return false, fmt.Errorf("delivery %s: %w", deliveryID, err)
 	}
@@ -239,25 +220,18 @@ func (q *Queue) Stop(ctx context.Context) error {
 	return err
 }
 
-type txn[TTx any] struct {
-	tx       TTx
-	exec     func(q string, args ...any) (int64, error)
-	commit   func() error
-	rollback func()
-}
-
 type riverBackend[TTx any] struct {
-	driver riverdriver.Driver[TTx]
+	driver *gatedDriver[TTx]
 	client *river.Client[TTx]
-	begin  func(ctx context.Context) (txn[TTx], error)
 }
 
-func newRiverBackend[TTx any](driver riverdriver.Driver[TTx], cfg *river.Config, begin func(context.Context) (txn[TTx], error)) (*riverBackend[TTx], error) {
-	client, err := river.NewClient(driver, cfg)
+func newRiverBackend[TTx any](driver riverdriver.Driver[TTx], cfg *river.Config, exec execFunc[TTx], inProcess bool) (*riverBackend[TTx], error) {
+	d := &gatedDriver[TTx]{Driver: driver, exec: exec, inProcess: inProcess}
+	client, err := river.NewClient[TTx](d, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
-	return &riverBackend[TTx]{driver: driver, client: client, begin: begin}, nil
+	return &riverBackend[TTx]{driver: d, client: client}, nil
 }
 
 func (b *riverBackend[TTx]) migrate(ctx context.Context) error {
@@ -271,32 +245,28 @@ func (b *riverBackend[TTx]) migrate(ctx context.Context) error {
 	return nil
 }
 
-// atomically runs stmts, then inserts jobs, in one transaction: both happen
-// or neither. The first statement is a gate: when it changes no row (a
-// delivery seen before, a lost run another replica claimed) nothing more
-// is done and atomically returns false.
-func (b *riverBackend[TTx]) atomically(ctx context.Context, stmts []store.Statement, jobs []river.InsertManyParams) (bool, error) {
-	t, err := b.begin(ctx)
-	if err != nil {
-		return false, fmt.Errorf("begin: %w", err)
-	}
-	defer t.rollback()
-	for i, s := range stmts {
-		n, err := t.exec(s.SQL, s.Args...)
-		if err != nil {
-			return false, err
-		}
-		if i == 0 && n == 0 {
-			return false, nil
-		}
-	}
+// atomically runs g's statements, then inserts jobs, in one transaction:
+// all happen or none. When a gate statement changes no row (a delivery seen
+// before, a lost run another replica claimed) nothing is written and
+// atomically returns false.
+//
+// The jobs go through River's InsertMany, not InsertManyTx in a transaction
+// of our own: on SQLite only the former tells this replica's workers at
+// once (gatedDriver). The statements ride in the context to the
+// transaction River begins.
+func (b *riverBackend[TTx]) atomically(ctx context.Context, g gate, jobs []river.InsertManyParams) (bool, error) {
+	ctx = context.WithValue(ctx, gateKey{}, g)
+	var err error
 	if len(jobs) > 0 {
-		if _, err := b.client.InsertManyTx(ctx, t.tx, jobs); err != nil {
-			return false, fmt.Errorf("enqueue: %w", err)
-		}
+		_, err = b.client.InsertMany(ctx, jobs)
+	} else {
+		err = b.driver.begin(ctx)
 	}
-	if err := t.commit(); err != nil {
-		return false, fmt.Errorf("commit: %w", err)
+	if errors.Is(err, errGateClosed) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
 	}
 	return true, nil
 }

@@ -2,7 +2,9 @@ package queue_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,21 +75,27 @@ type fixture struct {
 	echo *echoWorker
 	side *sideWorker
 	intr *interruptedWorker
+	hold *holdWorker
 }
 
 func newFixture(t *testing.T, d store.Dialect) *fixture { return newLoggedFixture(t, d, nil) }
 
 // newLoggedFixture is newFixture with the queue logging to log.
 func newLoggedFixture(t *testing.T, d store.Dialect, log *slog.Logger) *fixture {
-	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}}
+	// Reaped at once when a test makes a run's heartbeat a minute old, but
+	// a live run is not taken for lost on a busy machine: 10 s of silence
+	// (5 s before its own cancel), not 300 ms.
+	return newFixtureWith(t, d, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 10 * time.Second, Logger: log})
+}
+
+func newFixtureWith(t *testing.T, d store.Dialect, opts queue.Options) *fixture {
+	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}, hold: &holdWorker{started: make(chan struct{}, 1), release: make(chan struct{})}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, f.echo)
 	river.AddWorker(workers, f.side)
 	river.AddWorker(workers, f.intr)
-	// Reaped at once when a test makes a run's heartbeat a minute old, but
-	// a live run is not taken for lost on a busy machine: 10 s of silence
-	// (5 s before its own cancel), not 300 ms.
-	q, err := queue.New(f.st, workers, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 10 * time.Second, Logger: log})
+	river.AddWorker(workers, f.hold)
+	q, err := queue.New(f.st, workers, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +164,149 @@ func TestRedeliveryEnqueuesNothing(t *testing.T) {
 		waitIdle(t, f.st)
 		if n := f.echo.count(); n != 2 {
 			t.Fatalf("worked %d jobs, want 2 (the redelivery must add none)", n)
+		}
+	})
+}
+
+// A delivery's jobs start when they are enqueued, not at the workers' next
+// poll: on SQLite, without LISTEN/NOTIFY, a webhook's job used to wait up to
+// FetchPollInterval. With an hour's poll, only the wake-up can start it.
+func TestDeliveryWakesTheWorkers(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		// A 1 ms cooldown: a fetch asked for before the barrier below has
+		// run by then, so none is left over to find the delivered job.
+		f := newFixtureWith(t, d, queue.Options{Workers: 2, FetchPollInterval: time.Hour, FetchCooldown: time.Millisecond})
+		f.start(t)
+		// The barrier: a job enqueued outside a delivery (Enqueue wakes the
+		// workers) is running, and holds its slot (a finished job would
+		// ask for another fetch) until the delivered job has run.
+		if _, err := f.q.Enqueue(context.Background(), holdArgs{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		<-f.hold.started
+		defer close(f.hold.release)
+		ok, err := f.q.Deliver(context.Background(), "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 1})
+		if err != nil || !ok {
+			t.Fatalf("delivery: ok=%v err=%v", ok, err)
+		}
+		waitFor(t, "the delivered job worked", func() bool { return f.echo.count() == 1 })
+	})
+}
+
+// holdArgs is a job that runs until its test lets it go.
+type holdArgs struct{}
+
+func (holdArgs) Kind() string { return "hold" }
+
+type holdWorker struct {
+	river.WorkerDefaults[holdArgs]
+	started chan struct{}
+	release chan struct{}
+}
+
+func (w *holdWorker) Work(context.Context, *river.Job[holdArgs]) error {
+	w.started <- struct{}{}
+	<-w.release
+	return nil
+}
+
+type unencodable struct {
+	Repo string    `json:"repo"`
+	C    chan bool `json:"c"` // encoding/json refuses a channel
+}
+
+func (unencodable) Kind() string { return "echo" }
+
+// A delivery whose jobs cannot be enqueued is not recorded either, so
+// GitHub's redelivery of it enqueues them.
+func TestDeliveryIsRecordedOnlyWithItsJobs(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		if ok, err := f.q.Deliver(ctx, "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 1}, unencodable{Repo: "acme/infra"}); err == nil || ok {
+			t.Fatalf("delivery with a job that cannot be encoded: ok=%v err=%v, want an error", ok, err)
+		}
+		ok, err := f.q.Deliver(ctx, "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 2})
+		if err != nil || !ok {
+			t.Fatalf("redelivery: ok=%v err=%v, want true (the failed delivery left no record)", ok, err)
+		}
+		ok, err = f.q.Deliver(ctx, "delivery-2", "ping")
+		if err != nil || !ok {
+			t.Fatalf("delivery without jobs: ok=%v err=%v", ok, err)
+		}
+		if ok, err = f.q.Deliver(ctx, "delivery-2", "ping"); err != nil || ok {
+			t.Fatalf("redelivery without jobs: ok=%v err=%v, want false", ok, err)
+		}
+		f.start(t)
+		waitIdle(t, f.st)
+		f.echo.mu.Lock()
+		defer f.echo.mu.Unlock()
+		if len(f.echo.seen) != 1 || f.echo.seen[0] != 2 {
+			t.Fatalf("worked %v, want [2]: only the redelivery's job", f.echo.seen)
+		}
+	})
+}
+
+// Deliveries arriving together share a transaction, and each keeps its own
+// fate: a redelivery among them enqueues nothing, a delivery whose job
+// cannot be enqueued fails alone, the others are recorded with their jobs.
+func TestConcurrentDeliveriesKeepTheirOwnFate(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		if ok, err := f.q.Deliver(ctx, "seen", "issue_comment", echoArgs{Repo: "acme/infra", N: -1}); err != nil || !ok {
+			t.Fatalf("first delivery: ok=%v err=%v", ok, err)
+		}
+		const n = 48
+		type outcome struct {
+			ok  bool
+			err error
+		}
+		outcomes := make([]outcome, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				id, args := fmt.Sprintf("d%d", i), []river.JobArgs{echoArgs{Repo: "acme/infra", N: i}}
+				switch i % 8 {
+				case 3:
+					id = "seen" // a redelivery
+				case 5:
+					args = append(args, unencodable{Repo: "acme/infra"})
+				}
+				outcomes[i].ok, outcomes[i].err = f.q.Deliver(ctx, id, "issue_comment", args...)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		var want []int
+		for i, o := range outcomes {
+			switch i % 8 {
+			case 3:
+				if o.ok || o.err != nil {
+					t.Errorf("redelivery %d: ok=%v err=%v, want false, nil", i, o.ok, o.err)
+				}
+			case 5:
+				if o.ok || o.err == nil {
+					t.Errorf("delivery %d with a job that cannot be encoded: ok=%v err=%v, want an error", i, o.ok, o.err)
+				}
+			default:
+				if !o.ok || o.err != nil {
+					t.Errorf("delivery %d: ok=%v err=%v, want true, nil", i, o.ok, o.err)
+				}
+				want = append(want, i)
+			}
+		}
+		f.start(t)
+		waitIdle(t, f.st)
+		f.echo.mu.Lock()
+		defer f.echo.mu.Unlock()
+		got := slices.Sorted(slices.Values(f.echo.seen))
+		if !slices.Equal(got, append([]int{-1}, want...)) {
+			t.Fatalf("worked %v, want %v: each new delivery's job once, none of a redelivery or a failed one", got, append([]int{-1}, want...))
 		}
 	})
 }

@@ -23,19 +23,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"strata.dev/strata/apptest"
+	"strata.dev/strata/bench/internal/strataproc"
 	"strata.dev/strata/engine/terraform"
 	"strata.dev/strata/engine/terraform/terraformtest"
 	"strata.dev/strata/githubtest"
@@ -55,7 +52,7 @@ func TestBenchLogs(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/time"); err != nil {
 		tooltest.Missing(t, "GNU time at /usr/bin/time", err)
 	}
-	strata := build(t)
+	strata := strataproc.Build(t)
 	sizes := os.Getenv("STRATA_BENCH_SIZES")
 	if sizes == "" {
 		sizes = "1,16,64"
@@ -69,19 +66,6 @@ func TestBenchLogs(t *testing.T) {
 			t.Run(fmt.Sprintf("%dMB_%s", mb, d), func(t *testing.T) { benchLog(t, strata, bin, mb, d) })
 		}
 	}
-}
-
-// build builds cmd/strata, the binary whose memory is measured.
-func build(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	// strata and, beside it as in a release, the sandbox's launcher alone.
-	out := filepath.Join(t.TempDir(), "strata")
-	cmd := exec.Command("go", "build", "-o", filepath.Dir(out), "./cmd/strata", "./cmd/strata-sandbox")
-	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
-	return out
 }
 
 // bigLayer is a layer of n terraform_data resources whose inputs print
@@ -135,7 +119,7 @@ func benchLog(t *testing.T, strata, bin string, mb int, d store.Dialect) {
 	srv.resetPeak(t)
 	payload, event := repo.IssueCommentEvent(pr.Number, "alice", "/plan infra/big")
 	start := time.Now()
-	srv.deliver(t, payload, event)
+	srv.Deliver(t, payload, event)
 	checked := waitPlanned(t, repo, pr.HeadSHA(), "strata/plan: infra/big", seen)
 	peakAtCheck := srv.status(t, "VmHWM") // before `show -json` is read, mostly
 	cpuAtCheck := srv.cpu(t) - cpuBefore
@@ -154,7 +138,7 @@ func benchLog(t *testing.T, strata, bin string, mb int, d store.Dialect) {
 	}
 	growth := peak - before
 	if strings.Contains(os.Getenv("GODEBUG"), "gctrace=1") {
-		for _, l := range strings.Split(srv.log.String(), "\n") {
+		for _, l := range strings.Split(srv.Log.String(), "\n") {
 			if strings.HasPrefix(l, "gc ") {
 				t.Log("strata serve: " + l)
 			}
@@ -219,85 +203,32 @@ type counter struct{ n int64 }
 func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 // server is a running `strata serve`.
-type server struct {
-	cmd  *exec.Cmd
-	addr string
-	log  *lockedLog
-}
+type server struct{ *strataproc.Process }
 
-// serve starts `strata serve` with one worker and its own heartbeat
-// against gh and db, its Terraform bin sandboxed with stateDir writable,
-// and waits until it is ready.
+// serve starts `strata serve` with one worker against gh and db, its
+// Terraform bin sandboxed with stateDir writable, and waits until it is
+// ready.
 func serve(t *testing.T, strata string, gh *githubtest.Server, db, bin, stateDir string) *server {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := strataproc.Start("a", strataproc.Config{Strata: strata, GitHub: gh, DatabaseURL: db, DataDir: t.TempDir(),
+		Env: []string{"STRATA_WORKERS=1", terraform.BinaryEnv + "=" + bin, "STRATA_TERRAFORM_SANDBOX_READ_WRITE=" + stateDir}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{addr: ln.Addr().String(), log: &lockedLog{}}
-	ln.Close()
-	s.cmd = exec.Command(strata, "serve")
-	s.cmd.Env = append(os.Environ(),
-		"STRATA_ADDR="+s.addr,
-		"STRATA_METRICS_ADDR=127.0.0.1:0",
-		"STRATA_STATE_ADDR=127.0.0.1:0",
-		"STRATA_DATABASE_URL="+db,
-		"STRATA_DATA_DIR="+t.TempDir(),
-		fmt.Sprintf("STRATA_GITHUB_APP_ID=%d", gh.AppID()),
-		"STRATA_GITHUB_PRIVATE_KEY="+string(gh.PrivateKeyPEM()),
-		"STRATA_GITHUB_WEBHOOK_SECRET="+apptest.WebhookSecret,
-		"STRATA_GITHUB_API_URL="+gh.URL()+"/api/v3/",
-		"STRATA_GITHUB_GRAPHQL_URL="+gh.URL()+"/api/graphql",
-		"STRATA_GITHUB_WEB_URL="+gh.URL()+"/",
-		"STRATA_WORKERS=1",
-		terraform.BinaryEnv+"="+bin,
-		"STRATA_TERRAFORM_SANDBOX_READ_WRITE="+stateDir,
-	)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	t.Cleanup(func() { _ = s.cmd.Process.Kill(); <-done })
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if res, err := http.Get("http://" + s.addr + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		select {
-		case <-done:
-			t.Fatalf("strata serve exited:\n%s", s.log)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("strata serve did not become ready:\n%s", s.log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (s *server) deliver(t *testing.T, payload githubtest.Payload, event string) {
-	t.Helper()
-	res := githubtest.Deliver(t, "http://"+s.addr+"/api/github/hook", apptest.WebhookSecret, event, apptest.NewDeliveryID(), payload)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("webhook answered %d", res.StatusCode)
-	}
+	t.Cleanup(func() { _ = p.Cmd.Process.Kill(); <-p.Done })
+	return &server{p}
 }
 
 // resetPeak resets the server's VmHWM to its current resident set
 // (clear_refs 5).
 func (s *server) resetPeak(t *testing.T) {
-	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0); err != nil {
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.Cmd.Process.Pid), []byte("5"), 0); err != nil {
 		t.Fatalf("reset the peak RSS: %v", err)
 	}
 }
 
 // status reads a size in kB from the server's /proc/PID/status, in bytes.
 func (s *server) status(t *testing.T, field string) int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", s.Cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +250,7 @@ func (s *server) status(t *testing.T, field string) int64 {
 // cpu is the CPU time the server process used so far (user and system),
 // its children's not counted.
 func (s *server) cpu(t *testing.T) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.Cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,23 +267,6 @@ func (s *server) cpu(t *testing.T) time.Duration {
 		ticks += n
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond
-}
-
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func lastCheckRun(repo *githubtest.Repo, sha string) int64 {

@@ -27,12 +27,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"strata.dev/strata/apptest"
+	"strata.dev/strata/bench/internal/strataproc"
 	"strata.dev/strata/githubtest"
 	"strata.dev/strata/sandbox"
 	"strata.dev/strata/store"
@@ -64,7 +64,7 @@ func TestSoak(t *testing.T) {
 	if err := sandbox.Detect(sandbox.Settings{}).Err(); err != nil {
 		tooltest.Missing(t, "Landlock", err)
 	}
-	strata := build(t)
+	strata := strataproc.Build(t)
 	t.Run("one_server_sqlite", func(t *testing.T) { soak(t, strata, tf, configuration{store.SQLite, 1}, dur) })
 	t.Run("two_replicas_postgres", func(t *testing.T) { soak(t, strata, tf, configuration{store.Postgres, 2}, dur) })
 }
@@ -105,7 +105,7 @@ func soak(t *testing.T, strata, tf string, c configuration, dur time.Duration) {
 		for _, srv := range s.servers {
 			srv.kill()
 			if t.Failed() {
-				t.Logf("the end of strata serve %s#%d's log:\n%s", srv.name, srv.start, lastLines(srv.log.String(), 40))
+				t.Logf("the end of strata serve %s#%d's log:\n%s", srv.name, srv.start, strataproc.LastLines(srv.Log.String(), 40))
 			}
 		}
 	})
@@ -128,7 +128,7 @@ func soak(t *testing.T, strata, tf string, c configuration, dur time.Duration) {
 	defer st.Close()
 	s.st, d.st = st, st
 	apptest.WaitIdle(t, st, 2*time.Minute) // the jobs of the servers' start
-	d.ui = login(t, "http://"+d.hook.addr, "alice")
+	d.ui = login(t, "http://"+d.hook.Addr, "alice")
 
 	ctx, stop := context.WithCancel(context.Background())
 	var bg sync.WaitGroup
@@ -276,11 +276,6 @@ func (s *soaker) lose(finding string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lost = append(s.lost, finding)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // waitUntil polls cond until it holds (true) or timeout passes (false),

@@ -176,7 +176,7 @@ func (d *driver) fire(i int) {
 // send delivers a webhook to replica a: a killed replica would refuse it,
 // and the jobs it enqueues run on either.
 func (d *driver) send(payload githubtest.Payload, event string) {
-	d.hook.deliver(d.t, payload, event)
+	d.hook.Deliver(d.t, payload, event)
 }
 
 func (d *driver) comment(pr int, body string) {

@@ -1,0 +1,113 @@
+package queue
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"strata.dev/strata/store"
+)
+
+// intake commits deliveries that arrive together in one transaction (a
+// group commit). Under load most of a delivery's time on SQLite's single
+// connection is River parsing its insert statement: one statement for a
+// batch of jobs costs about what one costs for one job. No delivery waits
+// for company: the first one commits at once, alone; those that come while
+// it commits go together in the next transaction, led by the first of them.
+type intake struct {
+	commit func(ctx context.Context, g gate, jobs []river.InsertManyParams) (bool, error)
+
+	mu      sync.Mutex
+	busy    bool        // a leader is committing
+	pending []*delivery // waiting for the next transaction
+}
+
+type delivery struct {
+	record store.Statement // its record: the gate against a redelivery
+	jobs   []river.InsertManyParams
+	done   chan delivered // buffered: the leader never waits on it
+}
+
+type delivered struct {
+	ok   bool
+	err  error
+	lead bool // commit the pending deliveries, this one among them
+}
+
+// maxBatch bounds a transaction: a bigger one holds the connection longer
+// for the jobs' workers.
+const maxBatch = 64
+
+// commitTimeout is how long a batch may take to commit: GitHub gives up on
+// a delivery after 10 s.
+const commitTimeout = 10 * time.Second
+
+func (in *intake) deliver(ctx context.Context, d *delivery) (bool, error) {
+	in.mu.Lock()
+	in.pending = append(in.pending, d)
+	if in.busy {
+		in.mu.Unlock()
+		r := <-d.done
+		if !r.lead {
+			return r.ok, r.err
+		}
+		in.mu.Lock()
+	}
+	in.busy = true
+	n := min(len(in.pending), maxBatch)
+	batch := in.pending[:n:n]
+	in.pending = in.pending[n:]
+	in.mu.Unlock()
+
+	// The batch is committed for every delivery in it: the leader's
+	// request going away does not cancel the others'. A database that
+	// does not answer fails them all (GitHub redelivers on an error).
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	results := in.commitBatch(cctx, batch)
+	cancel()
+	var own delivered
+	for i, b := range batch {
+		if b == d {
+			own = results[i]
+		} else {
+			b.done <- results[i]
+		}
+	}
+
+	in.mu.Lock()
+	if len(in.pending) > 0 {
+		in.pending[0].done <- delivered{lead: true}
+	} else {
+		in.busy = false
+	}
+	in.mu.Unlock()
+	return own.ok, own.err
+}
+
+// commitBatch commits the batch in one transaction when every delivery in
+// it is new and every job can be inserted: the common case. Otherwise (a
+// redelivery among them, a job River refuses) each is committed alone, so
+// that one delivery's fate is its own.
+func (in *intake) commitBatch(ctx context.Context, batch []*delivery) []delivered {
+	results := make([]delivered, len(batch))
+	if len(batch) > 1 {
+		g := gate{gates: len(batch)}
+		var jobs []river.InsertManyParams
+		for _, d := range batch {
+			g.stmts = append(g.stmts, d.record)
+			jobs = append(jobs, d.jobs...)
+		}
+		if ok, err := in.commit(ctx, g, jobs); ok && err == nil {
+			for i := range results {
+				results[i].ok = true
+			}
+			return results
+		}
+	}
+	for i, d := range batch {
+		results[i].ok, results[i].err = in.commit(ctx, gate{stmts: []store.Statement{d.record}, gates: 1}, d.jobs)
+	}
+	return results
+}
