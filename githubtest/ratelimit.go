@@ -32,6 +32,34 @@ func (s *Server) SetClock(now func() time.Time) {
 	s.clock = now
 }
 
+// SetHourlyRateLimit makes the installation's primary limit n requests an
+// hour instead of 5000: GitHub raises an installation's limit with its
+// repositories and users, up to 12,500, and sets 15,000 on Enterprise
+// Cloud. A soak's steady traffic needs the latter.
+func (s *Server) SetHourlyRateLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hourly = n
+}
+
+// RateLimitUsed is how many requests the installation has used in its
+// current window (an hour from its first, unless SetRateLimit said
+// otherwise).
+func (s *Server) RateLimitUsed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rate.used
+}
+
+// installationLimit is the installation's requests an hour. Callers hold
+// s.mu.
+func (s *Server) installationLimit() int {
+	if s.hourly > 0 {
+		return s.hourly
+	}
+	return rateLimit
+}
+
 // SetRateLimit leaves the installation n more requests in the current
 // window. Once they are used, every request is refused as GitHub refuses
 // requests over its primary rate limit (403, x-ratelimit-remaining: 0, "API
@@ -41,7 +69,7 @@ func (s *Server) SetClock(now func() time.Time) {
 func (s *Server) SetRateLimit(n int, resetAfter time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rate = rateWindow{used: rateLimit - min(max(n, 0), rateLimit), resetDelay: resetAfter}
+	s.rate = rateWindow{used: s.installationLimit() - min(max(n, 0), s.installationLimit()), resetDelay: resetAfter}
 	if n <= 0 {
 		s.rate.reset = ceilSecond(s.clock().Add(resetAfter))
 	}
@@ -80,6 +108,7 @@ func (s *Server) countRequest(h http.Header, r *http.Request) (over bool) {
 	}
 	now := s.clock()
 	w := &s.rate
+	limit := s.installationLimit()
 	if !w.reset.IsZero() && !now.Before(w.reset) {
 		*w = rateWindow{reset: ceilSecond(now.Add(time.Hour))}
 	}
@@ -87,15 +116,15 @@ func (s *Server) countRequest(h http.Header, r *http.Request) (over bool) {
 		for i, x := range s.exhaust {
 			if (x.method == "" || x.method == r.Method) && strings.Contains(r.URL.Path, x.path) {
 				s.exhaust = append(s.exhaust[:i:i], s.exhaust[i+1:]...)
-				*w = rateWindow{used: rateLimit, reset: ceilSecond(now.Add(x.resetAfter))}
+				*w = rateWindow{used: limit, reset: ceilSecond(now.Add(x.resetAfter))}
 				break
 			}
 		}
-		over = w.used >= rateLimit
+		over = w.used >= limit
 		if !over {
 			w.used++
 		}
-		if w.used >= rateLimit && w.reset.IsZero() {
+		if w.used >= limit && w.reset.IsZero() {
 			w.reset = ceilSecond(now.Add(w.resetDelay))
 		}
 	}
@@ -103,8 +132,8 @@ func (s *Server) countRequest(h http.Header, r *http.Request) (over bool) {
 	if reset.IsZero() {
 		reset = ceilSecond(now.Add(w.resetDelay))
 	}
-	h.Set("X-RateLimit-Limit", strconv.Itoa(rateLimit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(rateLimit-w.used))
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(limit-w.used))
 	h.Set("X-RateLimit-Used", strconv.Itoa(w.used))
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
 	h.Set("X-RateLimit-Resource", "core")

@@ -64,6 +64,7 @@ type Server struct {
 	failed     []Request        // faults.go
 	holds      []*Hold          // hold.go
 	rate       rateWindow       // ratelimit.go
+	hourly     int              // ratelimit.go: the installation's limit, 5000 when 0
 	exhaust    []exhaustion     // ratelimit.go
 	limited    []Request        // ratelimit.go
 	clock      func() time.Time // ratelimit.go

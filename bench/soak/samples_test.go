@@ -94,7 +94,8 @@ func (s *soaker) report(d *driver, dur, end time.Duration) {
 	s.mu.Unlock()
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "traffic for %s (one action every %s: %v), %d requests that make a check, %d kills:", end.Round(time.Second), tick, d.ticks, len(d.requests), len(kills))
+	fmt.Fprintf(&b, "traffic for %s (one action every %s: %v), %d requests that make a check, %d REST requests of the installation in its rate window, %d kills:",
+		end.Round(time.Second), tick, d.ticks, len(d.requests), d.gh.RateLimitUsed(), len(kills))
 	for _, k := range kills {
 		fmt.Fprintf(&b, " %s mid-%s (b#%d)", k.at.Round(time.Second), k.phase, k.start)
 	}

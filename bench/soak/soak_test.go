@@ -91,6 +91,10 @@ type kill struct {
 
 func soak(t *testing.T, strata, tf string, c configuration, dur time.Duration) {
 	gh := githubtest.NewServer(t)
+	// The traffic makes about 9,000 REST requests an hour: over a free
+	// installation's 5,000 (a 30-minute run ran it out after 20 minutes,
+	// and the commands after it failed), within Enterprise Cloud's 15,000.
+	gh.SetHourlyRateLimit(15000)
 	repo := gh.AddRepo("acme", "infra")
 	ghURL, checks := recordChecks(t, gh)
 	stateDir := t.TempDir()
