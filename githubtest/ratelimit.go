@@ -35,7 +35,7 @@ func (s *Server) SetClock(now func() time.Time) {
 // SetHourlyRateLimit makes the installation's primary limit n requests an
 // hour instead of 5000: GitHub raises an installation's limit with its
 // repositories and users, up to 12,500, and sets 15,000 on Enterprise
-// Cloud. A soak's steady traffic needs the latter.
+// Cloud. A benchmark that measures something else sets it out of its way.
 func (s *Server) SetHourlyRateLimit(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
