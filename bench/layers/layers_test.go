@@ -311,9 +311,6 @@ func planSteps(t *testing.T, env *apptest.Env, start time.Time) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if os.Getenv("STRATA_BENCH_LOG") != "" {
-		t.Log(log)
-	}
 	var steps []string
 	for _, line := range strings.Split(log, "\n") {
 		if rest, ok := strings.CutPrefix(line, "[strata] terraform "); ok && strings.Contains(rest, " took ") {
