@@ -76,6 +76,7 @@ type fixture struct {
 	side *sideWorker
 	intr *interruptedWorker
 	hold *holdWorker
+	lim  *limitedWorker
 }
 
 func newFixture(t *testing.T, d store.Dialect) *fixture { return newLoggedFixture(t, d, nil) }
@@ -89,12 +90,13 @@ func newLoggedFixture(t *testing.T, d store.Dialect, log *slog.Logger) *fixture 
 }
 
 func newFixtureWith(t *testing.T, d store.Dialect, opts queue.Options) *fixture {
-	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}, hold: &holdWorker{started: make(chan struct{}, 1), release: make(chan struct{})}}
+	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}, hold: &holdWorker{started: make(chan struct{}, 1), release: make(chan struct{})}, lim: &limitedWorker{}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, f.echo)
 	river.AddWorker(workers, f.side)
 	river.AddWorker(workers, f.intr)
 	river.AddWorker(workers, f.hold)
+	river.AddWorker(workers, f.lim)
 	q, err := queue.New(f.st, workers, opts)
 	if err != nil {
 		t.Fatal(err)

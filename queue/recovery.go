@@ -85,7 +85,10 @@ func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(
 	ctx = t.q.opts.Log.With().Str("kind", job.Kind).Int64("job", job.ID).Int("attempt", job.Attempt).
 		Str("repo", meta.Repo).Int("pr", meta.PR).Str("target", meta.Target).Logger().WithContext(ctx)
 	started := time.Now()
-	run, err := st.StartRun(ctx, store.Run{JobID: job.ID, Attempt: job.Attempt, Kind: job.Kind,
+	// A snooze (a wait for GitHub's rate limit, ratelimit.go) gives River's
+	// attempt back, so the run counts the snoozes too: each time the job is
+	// worked is a run of its own, with its own lease.
+	run, err := st.StartRun(ctx, store.Run{JobID: job.ID, Attempt: job.Attempt + snoozesOf(job), Kind: job.Kind,
 		Repo: meta.Repo, PR: meta.PR, Target: meta.Target, HeadSHA: meta.HeadSHA})
 	if err != nil {
 		return err
@@ -103,16 +106,28 @@ func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(
 		zerolog.Ctx(ctx).Warn().Err(context.Cause(jctx)).Int64("run", run.ID).Msg("run cancelled: its lease was lost")
 		return river.JobCancel(context.Cause(jctx))
 	}
-	status := store.RunSucceeded
-	if err != nil {
+	status, summary := store.RunSucceeded, ""
+	wait, snooze := limitSnooze(err, job, time.Now())
+	switch {
+	case snooze:
+		status, summary = store.RunFailed, "GitHub's rate limit ran out; the job runs again when it resets"
+		zerolog.Ctx(ctx).Warn().Err(err).Time("retry_at", time.Now().Add(wait)).
+			Msg("GitHub's rate limit ran out: the job waits for its reset, without spending an attempt")
+	case err != nil:
 		status = store.RunFailed
 	}
 	// Keep a conclusion or summary a worker already wrote.
 	if cur, gerr := st.RunRecord(context.WithoutCancel(ctx), run.ID); gerr == nil && cur.Status == store.RunRunning {
-		if ferr := st.FinishRun(context.WithoutCancel(ctx), run.ID, status, cur.Conclusion, cur.Summary); ferr != nil {
+		if cur.Summary != "" {
+			summary = cur.Summary
+		}
+		if ferr := st.FinishRun(context.WithoutCancel(ctx), run.ID, status, cur.Conclusion, summary); ferr != nil {
 			// The reaper will find the run still running and recover it.
 			zerolog.Ctx(ctx).Warn().Err(ferr).Int64("run", run.ID).Msg("record the run's end")
 		}
+	}
+	if snooze {
+		return river.JobSnooze(wait)
 	}
 	return err
 }

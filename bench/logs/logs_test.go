@@ -137,6 +137,7 @@ func benchLog(t *testing.T, strata, bin string, mb int, d store.Dialect) {
 		t.Fatal(err)
 	}
 	growth := peak - before
+	t.Logf("in the run's log: %s", strings.Join(stored.strata, "; "))
 	if strings.Contains(os.Getenv("GODEBUG"), "gctrace=1") {
 		for _, l := range strings.Split(srv.Log.String(), "\n") {
 			if strings.HasPrefix(l, "gc ") {
@@ -198,9 +199,32 @@ func byHand(t *testing.T, bin, layer string) handRun {
 	return r
 }
 
-type counter struct{ n int64 }
+// counter counts a log's bytes and keeps the lines Strata wrote into it
+// ("[strata] terraform plan took 2s"), which say how long Terraform itself
+// took inside the run.
+type counter struct {
+	n       int64
+	partial []byte
+	strata  []string
+}
 
-func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+func (c *counter) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	rest := p
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			c.partial = append(c.partial, rest...)
+			break
+		}
+		line := append(c.partial, rest[:i]...)
+		if bytes.HasPrefix(line, []byte("[strata] ")) && bytes.Contains(line, []byte(" took ")) {
+			c.strata = append(c.strata, string(line))
+		}
+		c.partial, rest = c.partial[:0], rest[i+1:]
+	}
+	return len(p), nil
+}
 
 // server is a running `strata serve`.
 type server struct{ *strataproc.Process }
