@@ -2,7 +2,6 @@ package queue
 
 import (
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/riverqueue/river/rivertype"
@@ -29,11 +28,11 @@ const limitJitter = time.Minute
 // the limit resets, which costs it no attempt. A job that runs once (an
 // apply, a takeover) is never run again by this: its error stands.
 func limitSnooze(err error, job *rivertype.JobRow, now time.Time) (time.Duration, bool) {
-	var limit *ghretry.LimitError
-	if err == nil || !errors.As(err, &limit) || job.MaxAttempts <= 1 || snoozesOf(job) >= maxLimitSnoozes {
+	at, limited := ghretry.RetryAt(err, now)
+	if !limited || job.MaxAttempts <= 1 || snoozesOf(job) >= maxLimitSnoozes {
 		return 0, false
 	}
-	wait := max(limit.Until.Sub(now), 0)
+	wait := max(at.Sub(now), 0)
 	return wait + ghretry.FullJitter(min(wait/10+time.Second, limitJitter)), true
 }
 
