@@ -33,3 +33,10 @@ func RetryAt(err error, now time.Time) (at time.Time, ok bool) {
 	}
 	return time.Time{}, false
 }
+
+// Limited reports whether err is a refusal for a rate limit (RetryAt knows
+// when it ends).
+func Limited(err error) bool {
+	_, ok := RetryAt(err, time.Time{})
+	return ok
+}

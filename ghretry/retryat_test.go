@@ -33,6 +33,9 @@ func TestRetryAt(t *testing.T) {
 			if ok != tc.ok || !at.Equal(tc.at) {
 				t.Fatalf("RetryAt = %v, %v; want %v, %v", at, ok, tc.at, tc.ok)
 			}
+			if got := ghretry.Limited(tc.err); got != tc.ok {
+				t.Fatalf("Limited = %v, want %v", got, tc.ok)
+			}
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/markdown"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/ghretry"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/report"
 	"strata.dev/strata/sandbox"
@@ -385,8 +386,13 @@ func planOutcomeOf(stopped, err error, attempt, maxAttempts int) planOutcome {
 // planRetries reports whether a plan that failed with err runs again:
 // Strata's side failed (fetching, the store) and attempts are left. A plan
 // Terraform failed, or the sandbox refused (the same kernel will refuse
-// again), does not.
+// again), does not. GitHub's rate limit retries on the last attempt too:
+// the queue waits for its reset without spending an attempt
+// (queue/ratelimit.go), and reporting the failure would need GitHub.
 func planRetries(err error, attempt, maxAttempts int) bool {
+	if ghretry.Limited(err) {
+		return true
+	}
 	return !toolFailed(err) && !errors.Is(err, sandbox.ErrUnavailable) && attempt < maxAttempts
 }
 

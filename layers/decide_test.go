@@ -3,6 +3,7 @@ package layers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/engine/terraform"
+	"strata.dev/strata/ghretry"
 	"strata.dev/strata/pull"
 	"strata.dev/strata/pull/pulltest"
 	"strata.dev/strata/sandbox"
@@ -306,6 +308,8 @@ func TestPlanOutcome(t *testing.T) {
 		{"no binary satisfies required_version: no retry", nil, &terraform.VersionError{Message: "none"}, 1, 3, planToolFailed},
 		{"infrastructure, attempts left", nil, infra, 2, 3, planRetry},
 		{"infrastructure, last attempt", nil, infra, 3, 3, planInfraFailed},
+		{"GitHub's rate limit, last attempt: the queue waits for its reset", nil,
+			fmt.Errorf("update the check: %w", &ghretry.LimitError{Reason: ghretry.PrimaryRateLimit}), 3, 3, planRetry},
 		{"no sandbox on this kernel: no retry", nil, sandbox.Protect(sandbox.Facts{}, sandbox.Settings{}).Err(), 1, 3, planInfraFailed},
 	} {
 		if got := planOutcomeOf(tc.stopped, tc.err, tc.attempt, tc.attempts); got != tc.want {
