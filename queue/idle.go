@@ -40,7 +40,20 @@ func Pending(ctx context.Context, st *store.Store) (int, error) {
 // are liveJobArgs.
 func liveJob(st *store.Store) string {
 	return `NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = j.id AND (r.status IN (?, ?)
-		OR (j.state = 'running' AND r.attempt = j.attempt AND r.status <> ? AND r.finished_at < ` + st.NowSQL() + ` - ?)))`
+		OR (j.state = 'running' AND r.attempt = ` + runAttempt(st) + ` AND r.status <> ? AND r.finished_at < ` + st.NowSQL() + ` - ?)))`
+}
+
+// runAttempt is the SQL of the attempt number the run of River job j's
+// current working has: River's attempt plus the snoozes, as the tracker
+// numbers it (recovery.go). Without the snoozes, a job working again
+// after waiting out a rate limit would be taken for a dead row, its
+// ended run having River's attempt.
+func runAttempt(st *store.Store) string {
+	snoozes := `CAST(COALESCE(json_extract(j.metadata, '$.snoozes'), 0) AS INTEGER)`
+	if st.Dialect() == store.Postgres {
+		snoozes = `COALESCE((j.metadata->>'snoozes')::int, 0)`
+	}
+	return `j.attempt + ` + snoozes
 }
 
 func liveJobArgs() []any {

@@ -90,7 +90,7 @@ func newLoggedFixture(t *testing.T, d store.Dialect, log *slog.Logger) *fixture 
 }
 
 func newFixtureWith(t *testing.T, d store.Dialect, opts queue.Options) *fixture {
-	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}, hold: &holdWorker{started: make(chan struct{}, 1), release: make(chan struct{})}, lim: &limitedWorker{}}
+	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}, hold: &holdWorker{started: make(chan struct{}, 1), release: make(chan struct{})}, lim: &limitedWorker{started: make(chan struct{}, 1), release: make(chan struct{})}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, f.echo)
 	river.AddWorker(workers, f.side)

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"strata.dev/strata/ghretry"
+	"strata.dev/strata/queue"
 	"strata.dev/strata/store"
 )
 
@@ -19,19 +21,31 @@ import (
 type limitedArgs struct {
 	Repo    string `json:"repo"`
 	Limited int32  `json:"limited"`
+	// WaitFor is how long each limit lasts; 20 ms when zero.
+	WaitFor time.Duration `json:"wait_for"`
+	// Hold keeps the working after the limits running until the test
+	// releases it.
+	Hold bool `json:"hold"`
 }
 
 func (limitedArgs) Kind() string { return "limited" }
 
 type limitedWorker struct {
 	river.WorkerDefaults[limitedArgs]
-	calls atomic.Int32
+	calls   atomic.Int32
+	started chan struct{}
+	release chan struct{}
 }
 
 func (w *limitedWorker) Work(_ context.Context, job *river.Job[limitedArgs]) error {
 	if w.calls.Add(1) <= job.Args.Limited {
-		limit := &ghretry.LimitError{Reason: ghretry.PrimaryRateLimit, Until: time.Now().Add(20 * time.Millisecond), Allowed: time.Millisecond}
+		wait := cmp.Or(job.Args.WaitFor, 20*time.Millisecond)
+		limit := &ghretry.LimitError{Reason: ghretry.PrimaryRateLimit, Until: time.Now().Add(wait), Allowed: time.Millisecond}
 		return fmt.Errorf("reply to the comment: %w", limit)
+	}
+	if job.Args.Hold {
+		w.started <- struct{}{}
+		<-w.release
 	}
 	return nil
 }
@@ -95,5 +109,30 @@ func TestJobsThatRunOnceAreNotRerunForARateLimit(t *testing.T) {
 		if n := f.lim.calls.Load(); n != 1 {
 			t.Fatalf("worked %d times, want 1", n)
 		}
+	})
+}
+
+// A job working again after waiting out a limit is pending work: the queue's
+// barrier (queue.Pending) must count it, not take it for the dead row of a
+// process that died because its first run ended long ago.
+func TestAJobWorkingAgainAfterALimitIsPending(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixture(t, d)
+		f.start(t)
+		// Longer than a dead row's grace (3 s) after its first run ended.
+		args := limitedArgs{Repo: "acme/infra", Limited: 1, WaitFor: 4 * time.Second, Hold: true}
+		if _, err := f.q.Enqueue(context.Background(), args, &river.InsertOpts{MaxAttempts: 3}); err != nil {
+			t.Fatal(err)
+		}
+		<-f.lim.started
+		n, err := queue.Pending(context.Background(), f.st)
+		close(f.lim.release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Fatalf("pending = %d while the job works again after its snooze, want 1", n)
+		}
+		waitIdle(t, f.st)
 	})
 }
