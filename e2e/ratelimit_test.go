@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"strata.dev/strata/apptest"
+	"strata.dev/strata/config"
 	"strata.dev/strata/githubtest"
 )
 
@@ -106,4 +107,55 @@ func githubRetries(t *testing.T, addr string) map[string]float64 {
 		out[reason], _ = strconv.ParseFloat(value, 64)
 	}
 	return out
+}
+
+// An installation out of requests for longer than a job may wait does not
+// lose the command: the /help job is refused by GitHub's limit at its
+// reply, waits for the reset without spending an attempt, and answers once
+// when it comes. Before, the limit cost the job an attempt (and go-github,
+// which then remembers the limit, refused the retry locally): a burst of
+// comments was discarded after three tries, unanswered.
+func TestACommandWaitsOutAnExhaustedRateLimit(t *testing.T) {
+	env := apptest.Start(t, apptest.Options{Configure: func(c *config.Server) {
+		c.GitHub.MaxWait = 100 * time.Millisecond // a request waits no longer for a limit
+	}})
+	pr := openPR(env)
+	// The limit runs out at the reply, and resets 2 s later: 20 times what
+	// the request may wait. The fake's clock is the real one here: River's
+	// snooze waits on it.
+	env.GitHub.ExhaustRateLimitBefore("POST", "/repos/acme/infra/issues/1/comments", 2*time.Second)
+
+	payload, event := env.Repo.IssueCommentEvent(pr.Number, "alice", "/help")
+	commentID := payload["comment"].(map[string]any)["id"].(int64)
+	start := time.Now()
+	env.Deliver(payload, event)
+	bot := env.GitHub.BotLogin()
+	env.WaitFor(30*time.Second, func() bool { return len(comments(env.Repo, pr.Number, bot)) >= 1 })
+	t.Logf("answered %.1fs after the comment", time.Since(start).Seconds())
+	env.WaitIdle(30 * time.Second)
+
+	if got := comments(env.Repo, pr.Number, bot); len(got) != 1 || !strings.Contains(got[0].Body, "/plan") {
+		t.Fatalf("replies = %+v, want one /help reply", got)
+	}
+	if r := env.Repo.Reactions(commentID); len(r) != 1 || r[0].Content != "eyes" {
+		t.Errorf("reactions on /help = %+v, want one 👀", r)
+	}
+	limited := false
+	for _, r := range env.GitHub.Limited() {
+		limited = limited || (r.Method == "POST" && strings.HasSuffix(r.Path, "/issues/1/comments"))
+	}
+	if !limited {
+		t.Fatalf("the reply was never refused for the limit: %+v", env.GitHub.Limited())
+	}
+	// The job waited (River's snooze) rather than failing an attempt.
+	st := env.Server.Store()
+	var attempt int
+	var noErrors bool
+	if err := st.DB().QueryRowContext(t.Context(), st.Rebind(`SELECT attempt, errors IS NULL FROM river_job WHERE kind = ?`), "command").
+		Scan(&attempt, &noErrors); err != nil {
+		t.Fatal(err)
+	}
+	if attempt != 1 || !noErrors {
+		t.Fatalf("the command job finished at attempt %d (errors recorded: %v), want attempt 1 and none", attempt, !noErrors)
+	}
 }
