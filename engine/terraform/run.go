@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/terraform-config-inspect/tfconfig"
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"strata.dev/strata/engine/childproc"
 	"strata.dev/strata/words"
 )
 
@@ -259,7 +259,7 @@ func (s *session) runInit(ctx context.Context) error {
 	cmd.Env = commandEnv(s.initEnv)
 	// As terraform-exec runs its commands: in a process group of its own,
 	// killed with Strata; interrupted, then killed, when ctx ends.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = childproc.Attr()
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = s.setup.waitDelay()
 	cmd.Stdout = s.log
