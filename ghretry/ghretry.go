@@ -43,6 +43,10 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
+// untoldLimitWait is the wait of a secondary limit that does not say how
+// long: GitHub asks for at least a minute.
+const untoldLimitWait = time.Minute
+
 // maxLimitRetries stops a request that GitHub keeps refusing with tiny
 // waits; MaxWait stops the ones with long waits.
 const maxLimitRetries = 10
@@ -151,8 +155,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			// even a create may be sent again.
 			wait := v.wait
 			if !v.told {
-				// GitHub asks for a minute, then more, when it does not say.
-				wait = time.Minute << min(limitRetries, 4)
+				// Then more, as GitHub asks of a client it refused again.
+				wait = untoldLimitWait << min(limitRetries, 4)
 			}
 			p := pause{until: now.Add(wait), reason: v.reason, message: v.message}
 			t.pauseUntil(p)

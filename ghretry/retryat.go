@@ -29,7 +29,7 @@ func RetryAt(err error, now time.Time) (at time.Time, ok bool) {
 		if secondary.RetryAfter != nil {
 			return now.Add(*secondary.RetryAfter), true
 		}
-		return now.Add(time.Minute), true
+		return now.Add(untoldLimitWait), true
 	}
 	return time.Time{}, false
 }
