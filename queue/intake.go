@@ -64,7 +64,9 @@ func (in *intake) deliver(ctx context.Context, d *delivery) (bool, error) {
 	// The batch is committed for every delivery in it: the leader's
 	// request going away does not cancel the others'. A database that
 	// does not answer fails them all (GitHub redelivers on an error).
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	// GitHub waits for the answer: on SQLite the batch goes before the
+	// workers' statements (store.Urgent).
+	cctx, cancel := context.WithTimeout(store.Urgent(context.WithoutCancel(ctx)), commitTimeout)
 	results := in.commitBatch(cctx, batch)
 	cancel()
 	var own delivered

@@ -130,17 +130,35 @@ func New(st *store.Store, workers *river.Workers, opts Options) (*Queue, error) 
 			return res.RowsAffected()
 		}, true)
 	case store.Postgres:
-		q.b, err = newRiverBackend(riverpgxv5.New(st.Pool()), cfg, func(ctx context.Context, tx pgx.Tx, q string, args ...any) (int64, error) {
+		exec := func(ctx context.Context, tx pgx.Tx, q string, args ...any) (int64, error) {
 			tag, err := tx.Exec(ctx, st.Rebind(q), args...)
 			return tag.RowsAffected(), err
-		}, false)
+		}
+		var pgb *riverBackend[pgx.Tx]
+		if pgb, err = newRiverBackend(riverpgxv5.New(st.Pool()), cfg, exec, false); err != nil {
+			break
+		}
+		q.b = pgb
+		// Deliveries commit on a pool of their own, through a River client
+		// that only inserts (no queues): their answer does not wait for a
+		// connection behind the workers'. River's insert notifies the
+		// workers' client, as any replica's.
+		var in *riverBackend[pgx.Tx]
+		in, err = newRiverBackend(riverpgxv5.New(st.IntakePool()), &river.Config{
+			Workers: workers, Logger: opts.Logger, MaxAttempts: cfg.MaxAttempts,
+		}, exec, false)
+		if err == nil {
+			q.intake.commit = in.atomically
+		}
 	default:
 		err = fmt.Errorf("no queue for database %q", st.Dialect())
 	}
 	if err != nil {
 		return nil, err
 	}
-	q.intake.commit = q.b.atomically
+	if q.intake.commit == nil {
+		q.intake.commit = q.b.atomically
+	}
 	return q, nil
 }
 

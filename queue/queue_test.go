@@ -195,6 +195,38 @@ func TestDeliveryWakesTheWorkers(t *testing.T) {
 	})
 }
 
+// On PostgreSQL a delivery commits on the store's intake pool: with every
+// connection of the main pool taken (busy workers, River's fetches and
+// maintenance), its answer does not wait for one of them. With one pool it
+// waited until the commit timeout and failed.
+func TestDeliveryCommitsWhileTheMainPoolIsTaken(t *testing.T) {
+	f := newFixture(t, store.Postgres)
+	ctx := context.Background()
+	pool := f.st.Pool()
+	var held []interface{ Release() }
+	for range pool.Config().MaxConns {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	if n := pool.Stat().IdleConns(); n != 0 {
+		t.Fatalf("%d idle connections left in the main pool, want none", n)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := f.q.Deliver(dctx, "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 1})
+	if err != nil || !ok {
+		t.Fatalf("delivery with the main pool taken: ok=%v err=%v, want it committed", ok, err)
+	}
+}
+
 // holdArgs is a job that runs until its test lets it go.
 type holdArgs struct{}
 

@@ -37,8 +37,10 @@ var migrations embed.FS
 // Store is the handle on Strata's database. Queries are written once with `?`
 // placeholders and rebound for PostgreSQL.
 type Store struct {
-	db      *sql.DB
-	pool    *pgxpool.Pool // PostgreSQL only: River's pgx driver needs it
+	db   *sql.DB
+	pool *pgxpool.Pool // PostgreSQL only: River's pgx driver needs it
+	// intake is PostgreSQL's pool for webhook intake alone (IntakePool).
+	intake  *pgxpool.Pool
 	dialect Dialect
 	// keys seal saved plans (see plans.go); set with UseKeys.
 	keys *seal.Keys
@@ -53,11 +55,20 @@ func Open(ctx context.Context, rawURL, dataDir string) (*Store, error) {
 	case strings.HasPrefix(rawURL, "sqlite:"):
 		return openSQLite(rawURL, dataDir)
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
-		pool, err := pgxpool.New(ctx, rawURL)
+		cfg, err := pgxpool.ParseConfig(rawURL)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		return &Store{db: stdlib.OpenDBFromPool(pool), pool: pool, dialect: Postgres}, nil
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		intake, err := pgxpool.NewWithConfig(ctx, intakeConfig(cfg))
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		return &Store{db: stdlib.OpenDBFromPool(pool), pool: pool, intake: intake, dialect: Postgres}, nil
 	default:
 		return nil, fmt.Errorf("STRATA_DATABASE_URL %q: want sqlite://PATH or postgres://...", redactURL(rawURL))
 	}
@@ -83,13 +94,17 @@ func openSQLite(rawURL, dataDir string) (*Store, error) {
 	// contention; immediate transactions avoid upgrade deadlocks.
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	connector, err := newSQLiteConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	// River's SQLite driver requires a single connection: SQLite allows one
-	// writer, and River runs maintenance in parallel.
-	db.SetMaxOpenConns(1)
+	// writer, and River runs maintenance in parallel. Each of database/sql's
+	// connections is that one, taken in turns (sqliteconn.go); the pool's
+	// size is how many may wait for it.
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(sqliteHandles)
+	db.SetMaxIdleConns(sqliteHandles)
 	return &Store{db: db, dialect: SQLite}, nil
 }
 
@@ -98,6 +113,25 @@ func (s *Store) DB() *sql.DB { return s.db }
 
 // Pool is the pgx pool on PostgreSQL, nil on SQLite.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// IntakePool is PostgreSQL's pool for webhook intake, nil on SQLite. A
+// delivery's answer waits for its commit, and GitHub waits for the answer:
+// with one pool, a burst of deliveries waited behind the workers' runs,
+// heartbeats and River's fetches for a connection (issue 22, item 5).
+func (s *Store) IntakePool() *pgxpool.Pool { return s.intake }
+
+// intakeConns is the intake pool's size: one batch commits while the next
+// gathers (queue/intake.go commits one batch at a time), and one spare for
+// a connection PostgreSQL closed.
+const intakeConns = 2
+
+func intakeConfig(main *pgxpool.Config) *pgxpool.Config {
+	cfg := main.Copy()
+	cfg.MaxConns = intakeConns
+	// Connected before the first delivery, not by it.
+	cfg.MinConns = intakeConns
+	return cfg
+}
 
 // Dialect reports the backend.
 func (s *Store) Dialect() Dialect { return s.dialect }
@@ -110,6 +144,9 @@ func (s *Store) Close() error {
 	err := s.db.Close()
 	if s.pool != nil {
 		s.pool.Close()
+	}
+	if s.intake != nil {
+		s.intake.Close()
 	}
 	return err
 }

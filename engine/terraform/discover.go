@@ -48,12 +48,8 @@ func Discover(root string) ([]string, error) {
 
 	called := map[string]bool{}
 	for _, dir := range dirs {
-		mod, _ := loadModule(filepath.Join(root, filepath.FromSlash(dir)))
-		if mod == nil {
-			continue
-		}
-		for _, call := range mod.ModuleCalls {
-			if target, ok := localModuleDir(dir, call.Source); ok {
+		for _, source := range moduleSources(filepath.Join(root, filepath.FromSlash(dir))) {
+			if target, ok := localModuleDir(dir, source); ok {
 				called[target] = true
 			}
 		}

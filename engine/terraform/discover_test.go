@@ -49,3 +49,48 @@ func TestDiscoverOfATreeWithoutTerraform(t *testing.T) {
 		t.Errorf("Discover = %q, %v; want none", got, err)
 	}
 }
+
+// Module calls are read by content, across trees: the same files at two
+// paths (two commits' trees) give their own targets, a JSON key spelled
+// with escapes is still a module call, and a file that cannot call a
+// module is not parsed.
+func TestDiscoverReadsModuleCallsByContent(t *testing.T) {
+	call := `module "vpc" { source = "../modules/vpc" }`
+	escaped := `{"\u006dodule": {"db": {"source": "../modules/db"}}}`
+	for _, tree := range []string{"a", "b"} {
+		root := t.TempDir()
+		writeFiles(t, root, map[string]string{
+			"net/main.tf":         call,
+			"data/main.tf.json":   escaped,
+			"modules/vpc/main.tf": `variable "cidr" {}`,
+			"modules/db/main.tf":  `variable "size" {}`,
+			"app/main.tf":         `resource "terraform_data" "modules" {}`,
+		})
+		got, err := Discover(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"app", "data", "net"}; !slices.Equal(got, want) {
+			t.Errorf("tree %s: Discover = %q, want %q", tree, got, want)
+		}
+	}
+}
+
+func TestMayCallModules(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      bool
+	}{
+		{"main.tf", `resource "terraform_data" "x" {}`, false},
+		{"main.tf", `module "x" { source = "./x" }`, true},
+		{"main.tf", `# a comment about modules`, true}, // parsed, finds none
+		{"main.tf.json", `{"resource": {"terraform_data": {"x": {}}}}`, false},
+		{"main.tf.json", `{"module": {"x": {"source": "./x"}}}`, true},
+		{"main.tf.json", `{"\u006dodule": {"x": {"source": "./x"}}}`, true},
+		{"main.tf", `output "u" { value = "\u0041" }`, false}, // escapes matter in JSON only
+	} {
+		if got := mayCallModules([]terraformFile{{tc.name, []byte(tc.src)}}); got != tc.want {
+			t.Errorf("mayCallModules(%s: %s) = %v, want %v", tc.name, tc.src, got, tc.want)
+		}
+	}
+}

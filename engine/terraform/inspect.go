@@ -114,25 +114,22 @@ func Unparseable(dir string) string {
 // contents (and dir, which tfconfig records as the module's path); false
 // when the directory cannot be read.
 func contentKey(dir string) (string, bool) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	files, ok := terraformFiles(dir)
+	if !ok {
 		return "", false
 	}
+	return filesKey(fmt.Sprintf("%q\n", dir), files), true
+}
+
+// filesKey hashes prefix, then each file's name, length and content.
+func filesKey(prefix string, files []terraformFile) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%q\n", dir)
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !(strings.HasSuffix(name, ".tf") || strings.HasSuffix(name, ".tf.json")) {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return "", false
-		}
-		fmt.Fprintf(h, "%q %d\n", name, len(b))
-		h.Write(b)
+	h.Write([]byte(prefix))
+	for _, f := range files {
+		fmt.Fprintf(h, "%q %d\n", f.name, len(f.src))
+		h.Write(f.src)
 	}
-	return hex.EncodeToString(h.Sum(nil)), true
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // inspected holds the most recent inspections of layers' files.

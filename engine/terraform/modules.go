@@ -23,12 +23,8 @@ func LocalModules(root, dir string) []string {
 	for len(next) > 0 {
 		caller := next[0]
 		next = next[1:]
-		mod, _ := loadModule(filepath.Join(root, filepath.FromSlash(caller)))
-		if mod == nil {
-			continue
-		}
-		for _, call := range mod.ModuleCalls {
-			target, ok := localModuleDir(caller, call.Source)
+		for _, source := range moduleSources(filepath.Join(root, filepath.FromSlash(caller))) {
+			target, ok := localModuleDir(caller, source)
 			if !ok || seen[target] || !insideTree(root, target) {
 				continue
 			}
