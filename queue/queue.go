@@ -122,42 +122,43 @@ func New(st *store.Store, workers *river.Workers, opts Options) (*Queue, error) 
 	var err error
 	switch st.Dialect() {
 	case store.SQLite:
-		q.b, err = newRiverBackend(riversqlite.New(st.DB()), cfg, func(ctx context.Context, tx *sql.Tx, q string, args ...any) (int64, error) {
+		var b *riverBackend[*sql.Tx]
+		b, err = newRiverBackend(riversqlite.New(st.DB()), cfg, func(ctx context.Context, tx *sql.Tx, q string, args ...any) (int64, error) {
 			res, err := tx.ExecContext(ctx, q, args...)
 			if err != nil {
 				return 0, err
 			}
 			return res.RowsAffected()
 		}, true)
+		if err == nil {
+			// Intake's statements go first on the one connection
+			// (store.Urgent), through the workers' client.
+			q.b, q.intake.commit = b, b.atomically
+		}
 	case store.Postgres:
 		exec := func(ctx context.Context, tx pgx.Tx, q string, args ...any) (int64, error) {
 			tag, err := tx.Exec(ctx, st.Rebind(q), args...)
 			return tag.RowsAffected(), err
 		}
-		var pgb *riverBackend[pgx.Tx]
-		if pgb, err = newRiverBackend(riverpgxv5.New(st.Pool()), cfg, exec, false); err != nil {
+		var b, in *riverBackend[pgx.Tx]
+		if b, err = newRiverBackend(riverpgxv5.New(st.Pool()), cfg, exec, false); err != nil {
 			break
 		}
-		q.b = pgb
 		// Deliveries commit on a pool of their own, through a River client
 		// that only inserts (no queues): their answer does not wait for a
 		// connection behind the workers'. River's insert notifies the
 		// workers' client, as any replica's.
-		var in *riverBackend[pgx.Tx]
 		in, err = newRiverBackend(riverpgxv5.New(st.IntakePool()), &river.Config{
 			Workers: workers, Logger: opts.Logger, MaxAttempts: cfg.MaxAttempts,
 		}, exec, false)
 		if err == nil {
-			q.intake.commit = in.atomically
+			q.b, q.intake.commit = b, in.atomically
 		}
 	default:
 		err = fmt.Errorf("no queue for database %q", st.Dialect())
 	}
 	if err != nil {
 		return nil, err
-	}
-	if q.intake.commit == nil {
-		q.intake.commit = q.b.atomically
 	}
 	return q, nil
 }

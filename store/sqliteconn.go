@@ -25,7 +25,7 @@ import (
 // context marked Urgent (webhook intake) first, then the others in the
 // order they came.
 //
-// The connection also keeps its prepared statements (stmtCache): modernc's
+// The connection also keeps its prepared statements (prepared): modernc's
 // driver prepares every statement again, and parsing River's insert was a
 // sixth of Strata's CPU at 1,000 deliveries a second.
 
