@@ -239,17 +239,23 @@ func CheckName(s string) error {
 	return nil
 }
 
-var daysRE = regexp.MustCompile(`^(\d{1,4})d(.*)$`)
+var daysRE = regexp.MustCompile(`^(\d+)d(.*)$`)
 
 // ParseDuration reads a Go duration ("2h", "30m", "1h30m"), also with a
-// leading number of days: "1d" is 24h and "1d12h" is 36h.
+// leading number of days: "1d" is 24h and "1d12h" is 36h. Any number of
+// days a time.Duration holds: words.Duration writes "41666d16h" for a
+// million hours, which must read back.
 func ParseDuration(s string) (time.Duration, error) {
 	m := daysRE.FindStringSubmatch(s)
 	if m == nil {
 		return time.ParseDuration(s)
 	}
-	days, _ := strconv.Atoi(m[1])
-	d := time.Duration(days) * 24 * time.Hour
+	const day = 24 * time.Hour
+	days, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || days > math.MaxInt64/int64(day) {
+		return 0, fmt.Errorf("invalid duration %q", s)
+	}
+	d := time.Duration(days) * day
 	if m[2] == "" {
 		return d, nil
 	}
