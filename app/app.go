@@ -19,6 +19,7 @@ import (
 
 	"strata.dev/strata/config"
 	"strata.dev/strata/handlers"
+	"strata.dev/strata/jobs"
 	"strata.dev/strata/layers"
 	"strata.dev/strata/queue"
 	"strata.dev/strata/redact"
@@ -238,6 +239,7 @@ func (s *Server) configure(ctx context.Context) error {
 	}
 	q, err := queue.New(s.store, workers, queue.Options{
 		Workers:      cfg.Workers,
+		RunQueue:     jobs.Runs,
 		Log:          s.log,
 		Heartbeat:    opts.Heartbeat,
 		Logger:       slog.New(slog.NewTextHandler(s.log, &slog.HandlerOptions{Level: slog.LevelWarn})),

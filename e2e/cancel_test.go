@@ -67,3 +67,28 @@ func TestCancelStopsARunningPlan(t *testing.T) {
 	}
 	noViolations(t, e.GitHub)
 }
+
+// With one worker (STRATA_WORKERS=1) busy planning, alice's /cancel is
+// still answered and stops the plan: commands have workers of their own.
+// With one queue for every job, the /cancel waited for the plan to end.
+func TestCancelIsNotQueuedBehindTheRunItCancels(t *testing.T) {
+	e := startLayers(t, apptest.Options{Workers: 1}, map[string]int{network: 1}, nil)
+	e.Repo.SetPermission("alice", "write")
+	pr := e.openPR("grow", "alice", map[string]string{network + "/main.tf": e.layerFile(network, 3000)})
+
+	e.comment(pr.Number, "alice", "/plan")
+	var pid int
+	e.WaitFor(layersWait, func() bool { pid = terraformBelow(e.Config.DataDir, "plan"); return pid != 0 })
+	exited := watchExit(t, pid)
+	e.comment(pr.Number, "alice", "/cancel")
+	select {
+	case <-exited:
+	case <-time.After(layersWait):
+		t.Fatal("Terraform goes on planning after /cancel")
+	}
+	if cr := e.completed(pr.HeadSHA(), networkPlan); cr.Conclusion != "cancelled" {
+		t.Fatalf("plan check after /cancel = %s %q; want cancelled (the /cancel waited for the plan's worker?)", cr.Conclusion, cr.Title)
+	}
+	e.commentWith(pr.Number, "@alice cancelled")
+	noViolations(t, e.GitHub)
+}

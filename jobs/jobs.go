@@ -9,6 +9,15 @@ import (
 	"github.com/riverqueue/river"
 )
 
+// Runs is the queue of the jobs that run a tool (Terraform, kustomize,
+// Helm): long, and as many at once per replica as STRATA_WORKERS says.
+// Every other job (a command, an event, a scan, a cleanup) is on River's
+// default queue, worked by as many workers again: a /cancel or a push is
+// never queued behind runs, and a run a command enqueues is fetched at
+// once instead of after the command's own queue's fetch cooldown
+// (queue.Options.RunQueue).
+const Runs = "runs"
+
 // Repo says which repository a job works on, and with which installation.
 type Repo struct {
 	InstallationID int64  `json:"installation_id"`

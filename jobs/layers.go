@@ -53,7 +53,7 @@ func (LayerPlan) Kind() string { return "layer_plan" }
 // crash is inserted with options of its own, so it is not refused as a
 // duplicate of the attempt it replaces.
 func (LayerPlan) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: Runs, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 // LayerApply applies the saved plans of a PR's layers at one head, one after
@@ -76,7 +76,7 @@ type ApplyStep struct {
 
 func (LayerApply) Kind() string { return "layer_apply" }
 
-func (LayerApply) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
+func (LayerApply) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: Runs, MaxAttempts: 1} }
 
 // LockRepair makes the `strata/lock: LAYER` checks agree with the store's
 // locks; it runs at start-up.

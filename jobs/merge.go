@@ -37,7 +37,7 @@ func (LayerMergeApply) Kind() string { return "layer_merge_apply" }
 // InsertOpts: never retried (it applies); the same merge's job inserted
 // twice (its event job retried) is one job.
 func (LayerMergeApply) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: Runs, MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 // LayerMergeApplyTimeout: planning and applying each layer, after the

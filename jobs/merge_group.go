@@ -28,7 +28,7 @@ func (MergeGroup) Kind() string { return "merge_group" }
 // InsertOpts: it only reads, plans and writes a check, so it may retry; a
 // redelivered event is one job.
 func (MergeGroup) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: Runs, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 // MergeGroupTimeout: planning the group's head for each layer that applies

@@ -37,7 +37,9 @@ type ReleaseTest struct {
 
 func (ReleaseTest) Kind() string { return "release_test" }
 
-func (ReleaseTest) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
+func (ReleaseTest) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Runs, MaxAttempts: 1}
+}
 
 // Timeout bounds a whole run: waiting for another run of the release, the
 // upgrade's wait, the tests and a rollback each get the release's test

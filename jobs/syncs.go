@@ -62,7 +62,7 @@ type SyncHydrate struct {
 func (SyncHydrate) Kind() string { return "sync_hydrate" }
 
 func (SyncHydrate) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: time.Minute}}
+	return river.InsertOpts{Queue: Runs, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: time.Minute}}
 }
 
 // SyncPreview hydrates a sync at a PR's base and head and shows the diff on
@@ -79,7 +79,9 @@ type SyncPreview struct {
 
 func (SyncPreview) Kind() string { return "sync_preview" }
 
-func (SyncPreview) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
+func (SyncPreview) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Runs, MaxAttempts: 3}
+}
 
 // SyncTakeover hydrates a PR's head into the destination of a sync the PR has
 // taken over. It writes another branch's content over the destination, so
@@ -96,7 +98,9 @@ type SyncTakeover struct {
 
 func (SyncTakeover) Kind() string { return "sync_takeover" }
 
-func (SyncTakeover) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
+func (SyncTakeover) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: Runs, MaxAttempts: 1}
+}
 
 // TakeoverExpiry ends a takeover when its time is up. It is inserted
 // scheduled at Until, so it survives restarts; a takeover extended since

@@ -24,8 +24,16 @@ import (
 
 // Options configure the queue.
 type Options struct {
-	// Workers is how many jobs run at once on this replica (STRATA_WORKERS).
+	// Workers is how many jobs of each queue run at once on this replica
+	// (STRATA_WORKERS): of RunQueue, and as many again of River's default.
 	Workers int
+	// RunQueue names the queue of runs (jobs.Runs): jobs that run a tool
+	// for minutes. They get workers of their own, so a command or an
+	// event is never queued behind them, and a fetch cooldown of their
+	// own (runFetchCooldown), so a run enqueued by a job starts at once
+	// instead of after the enqueuing job's queue's cooldown. Empty: one
+	// queue for every job.
+	RunQueue string
 	// Log is the jobs' logger: each job's context carries it with the job's
 	// kind, id, repository, PR and target (zerolog.Ctx).
 	Log zerolog.Logger
@@ -57,6 +65,14 @@ type Options struct {
 	// Observe is told about every finished job (for metrics).
 	Observe func(kind string, state rivertype.JobState)
 }
+
+// runFetchCooldown is the run queue's least time between two fetches.
+// Runs are few and each takes seconds to hours, so fetching whenever one
+// is enqueued costs the database nothing measurable, where the default
+// queue's cooldown (FetchCooldown, 50 ms) made a plan enqueued by its
+// /plan command wait 35-40 ms for the fetch after the command's
+// (docs/benchmarks.md, Plan latency). River wants more than zero.
+const runFetchCooldown = time.Millisecond
 
 // Queue enqueues and works durable jobs.
 type Queue struct {
@@ -107,8 +123,12 @@ func New(st *store.Store, workers *river.Workers, opts Options) (*Queue, error) 
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	q := &Queue{store: st, opts: opts, policies: map[string]Policy{}}
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}}
+	if opts.RunQueue != "" && opts.RunQueue != river.QueueDefault {
+		queues[opts.RunQueue] = river.QueueConfig{MaxWorkers: opts.Workers, FetchCooldown: runFetchCooldown}
+	}
 	cfg := &river.Config{
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
+		Queues:               queues,
 		Workers:              workers,
 		WorkerMiddleware:     []rivertype.WorkerMiddleware{&tracker{q: q}},
 		PeriodicJobs:         opts.PeriodicJobs,

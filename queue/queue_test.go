@@ -26,8 +26,9 @@ func (echoArgs) Kind() string { return "echo" }
 
 type echoWorker struct {
 	river.WorkerDefaults[echoArgs]
-	mu   sync.Mutex
-	seen []int
+	mu     sync.Mutex
+	seen   []int
+	queues []string // the queue of each job worked
 }
 
 func (w *echoWorker) Work(ctx context.Context, job *river.Job[echoArgs]) error {
@@ -37,6 +38,7 @@ func (w *echoWorker) Work(ctx context.Context, job *river.Job[echoArgs]) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.seen = append(w.seen, job.Args.N)
+	w.queues = append(w.queues, job.Queue)
 	return nil
 }
 
@@ -86,8 +88,13 @@ func newLoggedFixture(t *testing.T, d store.Dialect, log *slog.Logger) *fixture 
 	// Reaped at once when a test makes a run's heartbeat a minute old, but
 	// a live run is not taken for lost on a busy machine: 10 s of silence
 	// (5 s before its own cancel), not 300 ms.
-	return newFixtureWith(t, d, queue.Options{Workers: 2, Heartbeat: 50 * time.Millisecond, StaleAfter: 10 * time.Second, Logger: log})
+	return newFixtureWith(t, d, queue.Options{Workers: 2, RunQueue: runs, Heartbeat: 50 * time.Millisecond, StaleAfter: 10 * time.Second, Logger: log})
 }
+
+// runs is the fixtures' run queue (jobs.Runs in the server).
+const runs = "runs"
+
+var onRuns = &river.InsertOpts{Queue: runs}
 
 func newFixtureWith(t *testing.T, d store.Dialect, opts queue.Options) *fixture {
 	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}, hold: &holdWorker{started: make(chan struct{}, 1), release: make(chan struct{})}, lim: &limitedWorker{started: make(chan struct{}, 1), release: make(chan struct{})}}
@@ -192,6 +199,47 @@ func TestDeliveryWakesTheWorkers(t *testing.T) {
 			t.Fatalf("delivery: ok=%v err=%v", ok, err)
 		}
 		waitFor(t, "the delivered job worked", func() bool { return f.echo.count() == 1 })
+	})
+}
+
+// Runs have workers of their own: with every run worker busy, a delivery's
+// job (a /cancel, say) is still worked. With one queue it waited for the
+// run to end.
+func TestJobsAreNotQueuedBehindRuns(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixtureWith(t, d, queue.Options{Workers: 1, RunQueue: runs})
+		f.start(t)
+		if _, err := f.q.Enqueue(context.Background(), holdArgs{}, onRuns); err != nil {
+			t.Fatal(err)
+		}
+		<-f.hold.started
+		defer close(f.hold.release)
+		ok, err := f.q.Deliver(context.Background(), "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 1})
+		if err != nil || !ok {
+			t.Fatalf("delivery: ok=%v err=%v", ok, err)
+		}
+		waitFor(t, "the delivered job worked beside the run", func() bool { return f.echo.count() == 1 })
+	})
+}
+
+// A run enqueued right after the default queue fetched (by the /plan
+// command's job, which that fetch took) starts at once: the run queue has
+// its own fetch cooldown. With one queue, it waited for the default
+// queue's, here an hour.
+func TestARunDoesNotWaitForTheDefaultQueuesCooldown(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixtureWith(t, d, queue.Options{Workers: 2, RunQueue: runs, FetchPollInterval: 2 * time.Hour, FetchCooldown: time.Hour})
+		// The command: queued before the start, so the workers' first
+		// fetch takes it; the default queue's cooldown runs from there.
+		if _, err := f.q.Enqueue(context.Background(), echoArgs{Repo: "acme/infra", N: 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		f.start(t)
+		waitFor(t, "the command worked", func() bool { return f.echo.count() == 1 })
+		if _, err := f.q.Enqueue(context.Background(), echoArgs{Repo: "acme/infra", N: 2}, onRuns); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the run it enqueued worked", func() bool { return f.echo.count() == 2 })
 	})
 }
 
@@ -370,7 +418,7 @@ func TestLostRunsAreRecoveredByPolicy(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d store.Dialect) {
 		f := newFixture(t, d)
 		ctx := context.Background()
-		echoID, err := f.q.Enqueue(ctx, echoArgs{Repo: "acme/infra", N: 9}, nil)
+		echoID, err := f.q.Enqueue(ctx, echoArgs{Repo: "acme/infra", N: 9}, onRuns)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -415,6 +463,11 @@ func TestLostRunsAreRecoveredByPolicy(t *testing.T) {
 		}
 		if n := f.echo.count(); n != 1 {
 			t.Fatalf("echo job worked %d times, want exactly 1 rerun", n)
+		}
+		f.echo.mu.Lock()
+		defer f.echo.mu.Unlock()
+		if q := f.echo.queues[0]; q != runs {
+			t.Fatalf("the rerun was on queue %q, want the lost job's, %q", q, runs)
 		}
 	})
 }

@@ -148,13 +148,16 @@ func (q *Queue) reap(ctx context.Context) {
 }
 
 func (q *Queue) recover(ctx context.Context, run *store.Run) {
-	args, maxAttempts, err := q.jobArgs(ctx, run.JobID)
+	lost, err := q.b.jobGet(ctx, run.JobID)
 	if err != nil {
 		q.opts.Logger.Error("recover lost run: load job", "run", run.ID, "job", run.JobID, "err", err)
 		return
 	}
+	// Its stored arguments (SQLite keeps them as binary JSONB, so the
+	// table cannot be read directly), on the queue it was on.
+	args := json.RawMessage(lost.EncodedArgs)
 	status, summary := store.RunLost, ""
-	job := river.InsertManyParams{Args: rawArgs{kind: run.Kind, args: args}, InsertOpts: &river.InsertOpts{MaxAttempts: maxAttempts}}
+	job := river.InsertManyParams{Args: rawArgs{kind: run.Kind, args: args}, InsertOpts: &river.InsertOpts{Queue: lost.Queue, MaxAttempts: lost.MaxAttempts}}
 	if q.policies[run.Kind].Recovery == Interrupt {
 		status, summary = store.RunInterrupted, "interrupted: the server stopped while this ran"
 		job = river.InsertManyParams{Args: Interrupted{JobKind: run.Kind, JobID: run.JobID, RunID: run.ID, Args: args}}
@@ -166,14 +169,4 @@ func (q *Queue) recover(ctx context.Context, run *store.Run) {
 	case claimed:
 		q.opts.Logger.Warn("recovered run lost with its process", "run", run.ID, "kind", run.Kind, "job", run.JobID, "as", status)
 	}
-}
-
-// jobArgs reads a job's stored arguments through River (SQLite keeps them
-// as binary JSONB, so the table cannot be read directly).
-func (q *Queue) jobArgs(ctx context.Context, jobID int64) (json.RawMessage, int, error) {
-	job, err := q.b.jobGet(ctx, jobID)
-	if err != nil {
-		return nil, 0, err
-	}
-	return job.EncodedArgs, job.MaxAttempts, nil
 }
