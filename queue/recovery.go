@@ -116,15 +116,10 @@ func (t *tracker) Work(ctx context.Context, job *rivertype.JobRow, doInner func(
 	case err != nil:
 		status = store.RunFailed
 	}
-	// Keep a conclusion or summary a worker already wrote.
-	if cur, gerr := st.RunRecord(context.WithoutCancel(ctx), run.ID); gerr == nil && cur.Status == store.RunRunning {
-		if cur.Summary != "" {
-			summary = cur.Summary
-		}
-		if ferr := st.FinishRun(context.WithoutCancel(ctx), run.ID, status, cur.Conclusion, summary); ferr != nil {
-			// The reaper will find the run still running and recover it.
-			zerolog.Ctx(ctx).Warn().Err(ferr).Int64("run", run.ID).Msg("record the run's end")
-		}
+	// A conclusion or summary the worker wrote is kept (FinishRun).
+	if ferr := st.FinishRun(context.WithoutCancel(ctx), run.ID, status, "", summary); ferr != nil {
+		// The reaper will find the run still running and recover it.
+		zerolog.Ctx(ctx).Warn().Err(ferr).Int64("run", run.ID).Msg("record the run's end")
 	}
 	if snooze {
 		return river.JobSnooze(wait)

@@ -57,16 +57,20 @@ func scanRun(row interface{ Scan(...any) error }) (*Run, error) {
 
 // StartRun records that an attempt of a job began, its lease starting now by
 // the database's clock. Starting the same attempt twice returns the existing
-// run.
+// run. Every job starts one, so it is one statement (the insert returns the
+// run) but for the second start of an attempt.
 func (s *Store) StartRun(ctx context.Context, r Run) (*Run, error) {
-	_, err := s.exec(ctx, `INSERT INTO runs (job_id, attempt, kind, repo, pr, target, head_sha, status,
+	run, err := scanRun(s.queryRow(ctx, `INSERT INTO runs (job_id, attempt, kind, repo, pr, target, head_sha, status,
 		started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, `+s.dbNow()+`, `+s.dbNow()+`)
-		ON CONFLICT (job_id, attempt) DO NOTHING`,
-		r.JobID, r.Attempt, r.Kind, r.Repo, r.PR, r.Target, r.HeadSHA, RunRunning)
+		ON CONFLICT (job_id, attempt) DO NOTHING RETURNING `+runColumns,
+		r.JobID, r.Attempt, r.Kind, r.Repo, r.PR, r.Target, r.HeadSHA, RunRunning))
+	if errors.Is(err, sql.ErrNoRows) { // the attempt's run was there already
+		run, err = scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE job_id = ? AND attempt = ?`, r.JobID, r.Attempt))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("start run of job %d: %w", r.JobID, err)
 	}
-	return scanRun(s.queryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE job_id = ? AND attempt = ?`, r.JobID, r.Attempt))
+	return run, nil
 }
 
 // Run returns one run by id, with its whole log.
@@ -137,9 +141,14 @@ func (s *Store) SetRunCheck(ctx context.Context, id, checkRunID int64, conclusio
 }
 
 // FinishRun records the outcome of a run that is still running; a run already
-// declared lost keeps that status.
+// declared lost keeps that status. A conclusion or summary its worker
+// already wrote (SetRunCheck) is kept: conclusion and
+// summary fill only what is empty. One statement, as every job ends one.
 func (s *Store) FinishRun(ctx context.Context, id int64, status, conclusion, summary string) error {
-	_, err := s.exec(ctx, `UPDATE runs SET status = ?, conclusion = ?, summary = ?, finished_at = `+s.dbNow()+`
+	_, err := s.exec(ctx, `UPDATE runs SET status = ?,
+		conclusion = CASE WHEN conclusion = '' THEN ? ELSE conclusion END,
+		summary = CASE WHEN summary = '' THEN ? ELSE summary END,
+		finished_at = `+s.dbNow()+`
 		WHERE id = ? AND status = ?`, status, conclusion, summary, id, RunRunning)
 	return err
 }

@@ -149,6 +149,27 @@ func TestRunRecordsItsCheckAndConclusion(t *testing.T) {
 			if err != nil || got.CheckRunID != 42 || got.Conclusion != "failure" {
 				t.Fatalf("run = %+v, %v; want check 42, conclusion failure", got, err)
 			}
+			// The same attempt started again is the same run.
+			again, err := st.StartRun(ctx, store.Run{JobID: 1, Attempt: 1, Kind: "layer_plan", Repo: "acme/infra", PR: 1, Target: "net"})
+			if err != nil || again.ID != r.ID || again.CheckRunID != 42 {
+				t.Fatalf("second start of the attempt = %+v, %v; want run %d", again, err, r.ID)
+			}
+			// The job's end keeps the worker's conclusion and fills the
+			// empty summary.
+			if err := st.FinishRun(ctx, r.ID, store.RunSucceeded, "success", "ended"); err != nil {
+				t.Fatal(err)
+			}
+			got, err = st.Run(ctx, r.ID)
+			if err != nil || got.Status != store.RunSucceeded || got.Conclusion != "failure" || got.Summary != "ended" || got.FinishedAt.IsZero() {
+				t.Fatalf("finished run = %+v, %v; want succeeded, conclusion failure kept, summary ended", got, err)
+			}
+			// A finished run is not finished again.
+			if err := st.FinishRun(ctx, r.ID, store.RunFailed, "", "other"); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = st.Run(ctx, r.ID); err != nil || got.Status != store.RunSucceeded || got.Summary != "ended" {
+				t.Fatalf("run finished twice = %+v, %v; want the first end kept", got, err)
+			}
 		})
 	}
 }
