@@ -24,17 +24,7 @@ func TestCancelStopsARunningPlan(t *testing.T) {
 	refusal := e.commentWith(pr.Number, "refused")
 	wantText(t, "refusal", refusal.Body, "@reader has read permission", "`/cancel` needs write or higher")
 
-	e.comment(pr.Number, "alice", "/plan")
-	var pid int
-	e.WaitFor(layersWait, func() bool { pid = terraformBelow(e.Config.DataDir, "plan"); return pid != 0 })
-	exited := watchExit(t, pid)
-	e.comment(pr.Number, "alice", "/cancel")
-
-	select {
-	case <-exited:
-	case <-time.After(layersWait):
-		t.Fatal("Terraform goes on planning after /cancel")
-	}
+	cancelWhilePlanning(t, e, pr.Number)
 	cr := e.completed(head, networkPlan)
 	if cr.Conclusion != "cancelled" || !strings.Contains(cr.Summary, "@alice cancelled it with `/cancel`") {
 		t.Fatalf("plan check after /cancel = %s %q %q; want cancelled by @alice (did the plan finish first?)", cr.Conclusion, cr.Title, cr.Summary)
@@ -76,19 +66,26 @@ func TestCancelIsNotQueuedBehindTheRunItCancels(t *testing.T) {
 	e.Repo.SetPermission("alice", "write")
 	pr := e.openPR("grow", "alice", map[string]string{network + "/main.tf": e.layerFile(network, 3000)})
 
-	e.comment(pr.Number, "alice", "/plan")
-	var pid int
-	e.WaitFor(layersWait, func() bool { pid = terraformBelow(e.Config.DataDir, "plan"); return pid != 0 })
-	exited := watchExit(t, pid)
-	e.comment(pr.Number, "alice", "/cancel")
-	select {
-	case <-exited:
-	case <-time.After(layersWait):
-		t.Fatal("Terraform goes on planning after /cancel")
-	}
+	cancelWhilePlanning(t, e, pr.Number)
 	if cr := e.completed(pr.HeadSHA(), networkPlan); cr.Conclusion != "cancelled" {
 		t.Fatalf("plan check after /cancel = %s %q; want cancelled (the /cancel waited for the plan's worker?)", cr.Conclusion, cr.Title)
 	}
 	e.commentWith(pr.Number, "@alice cancelled")
 	noViolations(t, e.GitHub)
+}
+
+// cancelWhilePlanning: alice comments /plan on PR pr and, once Terraform
+// plans, /cancel; Terraform must exit within layersWait.
+func cancelWhilePlanning(t *testing.T, e *layersEnv, pr int) {
+	t.Helper()
+	e.comment(pr, "alice", "/plan")
+	var pid int
+	e.WaitFor(layersWait, func() bool { pid = terraformBelow(e.Config.DataDir, "plan"); return pid != 0 })
+	exited := watchExit(t, pid)
+	e.comment(pr, "alice", "/cancel")
+	select {
+	case <-exited:
+	case <-time.After(layersWait):
+		t.Fatal("Terraform goes on planning after /cancel")
+	}
 }

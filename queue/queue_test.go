@@ -185,21 +185,29 @@ func TestDeliveryWakesTheWorkers(t *testing.T) {
 		// A 1 ms cooldown: a fetch asked for before the barrier below has
 		// run by then, so none is left over to find the delivered job.
 		f := newFixtureWith(t, d, queue.Options{Workers: 2, FetchPollInterval: time.Hour, FetchCooldown: time.Millisecond})
-		f.start(t)
 		// The barrier: a job enqueued outside a delivery (Enqueue wakes the
 		// workers) is running, and holds its slot (a finished job would
 		// ask for another fetch) until the delivered job has run.
-		if _, err := f.q.Enqueue(context.Background(), holdArgs{}, nil); err != nil {
-			t.Fatal(err)
-		}
-		<-f.hold.started
-		defer close(f.hold.release)
-		ok, err := f.q.Deliver(context.Background(), "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 1})
-		if err != nil || !ok {
-			t.Fatalf("delivery: ok=%v err=%v", ok, err)
-		}
-		waitFor(t, "the delivered job worked", func() bool { return f.echo.count() == 1 })
+		deliverWhileHeld(t, f, nil)
 	})
+}
+
+// deliverWhileHeld starts f, holds a hold job enqueued with opts running,
+// delivers an echo job and waits for it to be worked while the hold job
+// still runs.
+func deliverWhileHeld(t *testing.T, f *fixture, opts *river.InsertOpts) {
+	t.Helper()
+	f.start(t)
+	if _, err := f.q.Enqueue(context.Background(), holdArgs{}, opts); err != nil {
+		t.Fatal(err)
+	}
+	<-f.hold.started
+	defer close(f.hold.release)
+	ok, err := f.q.Deliver(context.Background(), "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 1})
+	if err != nil || !ok {
+		t.Fatalf("delivery: ok=%v err=%v", ok, err)
+	}
+	waitFor(t, "the delivered job worked while the other runs", func() bool { return f.echo.count() == 1 })
 }
 
 // Runs have workers of their own: with every run worker busy, a delivery's
@@ -207,18 +215,7 @@ func TestDeliveryWakesTheWorkers(t *testing.T) {
 // run to end.
 func TestJobsAreNotQueuedBehindRuns(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d store.Dialect) {
-		f := newFixtureWith(t, d, queue.Options{Workers: 1, RunQueue: runs})
-		f.start(t)
-		if _, err := f.q.Enqueue(context.Background(), holdArgs{}, onRuns); err != nil {
-			t.Fatal(err)
-		}
-		<-f.hold.started
-		defer close(f.hold.release)
-		ok, err := f.q.Deliver(context.Background(), "delivery-1", "issue_comment", echoArgs{Repo: "acme/infra", N: 1})
-		if err != nil || !ok {
-			t.Fatalf("delivery: ok=%v err=%v", ok, err)
-		}
-		waitFor(t, "the delivered job worked beside the run", func() bool { return f.echo.count() == 1 })
+		deliverWhileHeld(t, newFixtureWith(t, d, queue.Options{Workers: 1, RunQueue: runs}), onRuns)
 	})
 }
 
