@@ -142,8 +142,8 @@ func (s *Store) SetRunCheck(ctx context.Context, id, checkRunID int64, conclusio
 
 // FinishRun records the outcome of a run that is still running; a run already
 // declared lost keeps that status. A conclusion or summary its worker
-// already wrote (SetRunCheck) is kept: conclusion and
-// summary fill only what is empty. One statement, as every job ends one.
+// already wrote (SetRunCheck) is kept: conclusion and summary fill only
+// what is empty. One statement, as every job ends one.
 func (s *Store) FinishRun(ctx context.Context, id int64, status, conclusion, summary string) error {
 	_, err := s.exec(ctx, `UPDATE runs SET status = ?,
 		conclusion = CASE WHEN conclusion = '' THEN ? ELSE conclusion END,

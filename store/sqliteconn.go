@@ -358,18 +358,17 @@ func (c *turnConn) Ping(ctx context.Context) error {
 // Close rolls back a transaction database/sql left open (it does not, but
 // the shared connection must never keep one) and gives the turn back.
 func (c *turnConn) Close() error {
+	if !c.holding() {
+		return nil
+	}
+	var err error
 	if c.tx != nil {
-		err := c.tx.Rollback()
+		err = c.tx.Rollback()
 		c.tx = nil
-		c.openRows = 0
-		c.leave()
-		return err
 	}
-	if c.openRows > 0 {
-		c.openRows = 0
-		c.leave()
-	}
-	return nil
+	c.openRows = 0
+	c.leave()
+	return err
 }
 
 // turnStmt is a statement a caller prepared (database/sql's Prepare).
