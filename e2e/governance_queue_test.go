@@ -49,7 +49,10 @@ func (p *providerEnv) applied(pr *githubtest.PR, dir string) {
 }
 
 // queue puts the PRs into the merge queue as one group and delivers its
-// checks_requested; it returns the group and its strata/applied check.
+// checks_requested; it returns the group and the strata/applied check
+// that delivery brought. A group of the same PRs queued again within the
+// second has the same head commit (a commit's date is in seconds), which
+// already carries the earlier group's check: that one is not the answer.
 func (p *providerEnv) queue(prs ...*githubtest.PR) (*githubtest.MergeGroup, githubtest.CheckRun) {
 	p.t.Helper()
 	var numbers []int
@@ -57,8 +60,18 @@ func (p *providerEnv) queue(prs ...*githubtest.PR) (*githubtest.MergeGroup, gith
 		numbers = append(numbers, pr.Number)
 	}
 	g := p.Repo.QueueGroup(numbers...)
+	before := len(p.checksNamed(g.HeadSHA, "strata/applied"))
 	p.Deliver(g.MergeGroupEvent("checks_requested", ""))
-	return g, p.completed(g.HeadSHA, "strata/applied")
+	var cr githubtest.CheckRun
+	p.GitHub.WaitFor(p.t, layersWait, func() bool {
+		runs := p.checksNamed(g.HeadSHA, "strata/applied")
+		if len(runs) <= before {
+			return false
+		}
+		cr = runs[len(runs)-1]
+		return cr.Status == "completed"
+	})
+	return g, cr
 }
 
 // mergeGroup merges the group, as the queue does once strata/applied
