@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/palantir/go-githubapp/githubapp"
 
@@ -19,6 +20,7 @@ const maxWebhookBytes = 25 << 20
 // at GitHub's limit; go-githubapp's dispatcher then reads it and checks the
 // signature (github.ValidatePayload) before any handler decodes it.
 func (s *Server) hook(w http.ResponseWriter, r *http.Request) {
+	defer func(start time.Time) { s.metrics.intake.Observe(time.Since(start).Seconds()) }(time.Now())
 	h := s.webhook.Load()
 	if h == nil {
 		http.Error(w, "Strata is not ready to take webhooks", http.StatusServiceUnavailable)

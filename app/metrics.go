@@ -19,6 +19,7 @@ import (
 type metrics struct {
 	registry  *prometheus.Registry
 	webhooks  *prometheus.CounterVec
+	intake    prometheus.Histogram
 	jobs      *prometheus.CounterVec
 	apiCalls  *prometheus.CounterVec
 	retries   *prometheus.CounterVec
@@ -31,6 +32,13 @@ func newMetrics() *metrics {
 		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_webhooks_total", Help: "Webhook deliveries received, by event and outcome.",
 		}, []string{"event", "outcome"}),
+		// GitHub waits for the answer (and gives up after 10 s), so the
+		// time to answer is the one latency of Strata's that GitHub sees.
+		intake: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "strata_webhook_duration_seconds",
+			Help:    "Time from a webhook's arrival to Strata's answer (signature check, parsing, the durable enqueue), every delivery.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}),
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_jobs_total", Help: "Job attempts ended, by kind and state: completed, retryable (failed, will be retried), discarded (failed its last attempt), cancelled.",
 		}, []string{"kind", "state"}),
@@ -44,7 +52,7 @@ func newMetrics() *metrics {
 			Name: "strata_github_rate_limit_remaining", Help: "GitHub API requests left in the current rate-limit window, as last reported.",
 		}),
 	}
-	m.registry.MustRegister(m.webhooks, m.jobs, m.apiCalls, m.retries, m.rateLimit,
+	m.registry.MustRegister(m.webhooks, m.intake, m.jobs, m.apiCalls, m.retries, m.rateLimit,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

@@ -34,8 +34,11 @@ func TestOldDeliveriesAndRunLogsArePruned(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			exec(store.RecordDeliverySQL, "old", "push", old)
-			exec(store.RecordDeliverySQL, "recent", "push", time.Now().UnixMilli())
+			record := store.RecordDeliveries([]store.Delivery{
+				{ID: "old", Event: "push", ReceivedAt: old},
+				{ID: "recent", Event: "push", ReceivedAt: time.Now().UnixMilli()},
+			})
+			exec(record.SQL, record.Args...)
 			run, err := st.StartRun(ctx, store.Run{JobID: 1, Attempt: 1, Kind: "layer_plan", Repo: "acme/infra"})
 			if err != nil {
 				t.Fatal(err)

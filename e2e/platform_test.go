@@ -166,6 +166,7 @@ func TestSignaturesAndRedeliveries(t *testing.T) {
 	for _, want := range []string{
 		`strata_webhooks_total{event="issue_comment",outcome="invalid"} 2`,
 		`strata_webhooks_total{event="issue_comment",outcome="accepted"} 2`,
+		"strata_webhook_duration_seconds_count 4",
 		`strata_jobs_total{kind="command",state="completed"} 1`,
 		`strata_github_requests_total{method="POST",status="201"}`,
 		`strata_github_rate_limit_remaining`,

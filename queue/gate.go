@@ -14,7 +14,7 @@ import (
 //
 // A transaction River begins for a context that carries a gate (gateKey)
 // runs its statements first, and is refused with errGateClosed, rolled back,
-// when one of its gate statements changes no row. It lets a delivery's record and its jobs commit
+// when its gate statement does not change the rows it must. It lets a delivery's record and its jobs commit
 // together through River's non-transactional insert (atomically says why).
 //
 // With inProcess (SQLite: one process owns the database), River is told the
@@ -40,13 +40,16 @@ type execFunc[TTx any] func(ctx context.Context, tx TTx, sql string, args ...any
 type gateKey struct{}
 
 // gate is what a transaction runs before River's inserts: stmts, of which
-// the first gates must each change a row.
+// the first, when rows > 0, must change exactly rows rows (a record for
+// each delivery, the claim of a lost run).
 type gate struct {
 	stmts []store.Statement
-	gates int
+	rows  int64
 }
 
-// errGateClosed: the gate statement changed no row; nothing was written.
+// errGateClosed: the gate statement did not change the rows it must (a
+// delivery seen before, a run another replica claimed); nothing was
+// written.
 var errGateClosed = errors.New("gate closed")
 
 func (d *gatedDriver[TTx]) GetExecutor() riverdriver.Executor {
@@ -87,7 +90,7 @@ func (e gatedExecutor[TTx]) Begin(ctx context.Context) (riverdriver.ExecutorTx, 
 	g, _ := ctx.Value(gateKey{}).(gate)
 	for i, s := range g.stmts {
 		n, err := e.d.exec(ctx, e.d.UnwrapTx(tx), s.SQL, s.Args...)
-		if err == nil && i < g.gates && n == 0 {
+		if err == nil && i == 0 && g.rows > 0 && n != g.rows {
 			err = errGateClosed
 		}
 		if err != nil {

@@ -25,7 +25,7 @@ type intake struct {
 }
 
 type delivery struct {
-	record store.Statement // its record: the gate against a redelivery
+	record store.Delivery // its record: the gate against a redelivery
 	jobs   []river.InsertManyParams
 	done   chan delivered // buffered: the leader never waits on it
 }
@@ -89,18 +89,21 @@ func (in *intake) deliver(ctx context.Context, d *delivery) (bool, error) {
 }
 
 // commitBatch commits the batch in one transaction when every delivery in
-// it is new and every job can be inserted: the common case. Otherwise (a
-// redelivery among them, a job River refuses) each is committed alone, so
-// that one delivery's fate is its own.
+// it is new and every job can be inserted: the common case. The records
+// are one statement and the jobs one River insert, so a batch costs two
+// round trips whatever its size. Otherwise (a redelivery among them, a job
+// River refuses) each is committed alone, so that one delivery's fate is
+// its own.
 func (in *intake) commitBatch(ctx context.Context, batch []*delivery) []delivered {
 	results := make([]delivered, len(batch))
 	if len(batch) > 1 {
-		g := gate{gates: len(batch)}
+		var records []store.Delivery
 		var jobs []river.InsertManyParams
 		for _, d := range batch {
-			g.stmts = append(g.stmts, d.record)
+			records = append(records, d.record)
 			jobs = append(jobs, d.jobs...)
 		}
+		g := gate{stmts: []store.Statement{store.RecordDeliveries(records)}, rows: int64(len(batch))}
 		if ok, err := in.commit(ctx, g, jobs); ok && err == nil {
 			for i := range results {
 				results[i].ok = true
@@ -109,7 +112,7 @@ func (in *intake) commitBatch(ctx context.Context, batch []*delivery) []delivere
 		}
 	}
 	for i, d := range batch {
-		results[i].ok, results[i].err = in.commit(ctx, gate{stmts: []store.Statement{d.record}, gates: 1}, d.jobs)
+		results[i].ok, results[i].err = in.commit(ctx, gate{stmts: []store.Statement{store.RecordDeliveries([]store.Delivery{d.record})}, rows: 1}, d.jobs)
 	}
 	return results
 }

@@ -190,7 +190,7 @@ func (q *Queue) Migrate(ctx context.Context) error { return q.b.migrate(ctx) }
 // transaction. It returns false, enqueueing nothing, for a delivery id seen
 // before. Deliveries that arrive together share a transaction (intake.go).
 func (q *Queue) Deliver(ctx context.Context, deliveryID, event string, jobs ...river.JobArgs) (bool, error) {
-	d := &delivery{record: store.Statement{SQL: store.RecordDeliverySQL, Args: []any{deliveryID, event, store.Now()}}, done: make(chan delivered, 1)}
+	d := &delivery{record: store.Delivery{ID: deliveryID, Event: event, ReceivedAt: store.Now()}, done: make(chan delivered, 1)}
 	for _, j := range jobs {
 		d.jobs = append(d.jobs, river.InsertManyParams{Args: j})
 	}
@@ -285,9 +285,9 @@ func (b *riverBackend[TTx]) migrate(ctx context.Context) error {
 }
 
 // atomically runs g's statements, then inserts jobs, in one transaction:
-// all happen or none. When a gate statement changes no row (a delivery seen
-// before, a lost run another replica claimed) nothing is written and
-// atomically returns false.
+// all happen or none. When the gate statement does not change the rows it
+// must (a delivery seen before, a lost run another replica claimed)
+// nothing is written and atomically returns false.
 //
 // The jobs go through River's InsertMany, not InsertManyTx in a transaction
 // of our own: on SQLite only the former tells this replica's workers at

@@ -390,6 +390,36 @@ func TestConcurrentDeliveriesKeepTheirOwnFate(t *testing.T) {
 	})
 }
 
+// Deliveries committed together, each recorded by the one statement of
+// their batch: a delivery seen before and the same delivery twice in the
+// batch are each taken once, and the batch falls back to one transaction
+// per delivery so that the new ones are still taken.
+func TestDeliveriesTogetherAreEachTakenOnce(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		if ok, err := f.q.Deliver(ctx, "seen", "issue_comment", echoArgs{Repo: "acme/infra", N: -1}); err != nil || !ok {
+			t.Fatalf("first delivery: ok=%v err=%v", ok, err)
+		}
+		echo := func(n int) []river.JobArgs { return []river.JobArgs{echoArgs{Repo: "acme/infra", N: n}} }
+		together := func(ds ...queue.Together) []bool { return queue.DeliverTogether(ctx, f.q, "issue_comment", ds...) }
+		if got := together(queue.Together{ID: "a", Jobs: echo(1)}, queue.Together{ID: "b", Jobs: echo(2)}); !slices.Equal(got, []bool{true, true}) {
+			t.Fatalf("two new deliveries together: taken %v, want both", got)
+		}
+		got := together(queue.Together{ID: "c", Jobs: echo(3)}, queue.Together{ID: "seen", Jobs: echo(4)}, queue.Together{ID: "d", Jobs: echo(5)}, queue.Together{ID: "d", Jobs: echo(6)}, queue.Together{ID: "b", Jobs: echo(7)})
+		if want := []bool{true, false, true, false, false}; !slices.Equal(got, want) {
+			t.Fatalf("new, seen, new, the same again, seen: taken %v, want %v", got, want)
+		}
+		f.start(t)
+		waitIdle(t, f.st)
+		f.echo.mu.Lock()
+		defer f.echo.mu.Unlock()
+		if got, want := slices.Sorted(slices.Values(f.echo.seen)), []int{-1, 1, 2, 3, 5}; !slices.Equal(got, want) {
+			t.Fatalf("worked %v, want %v: the jobs of each delivery taken, once", got, want)
+		}
+	})
+}
+
 func TestEveryAttemptIsARun(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d store.Dialect) {
 		f := newFixture(t, d)

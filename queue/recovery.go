@@ -157,7 +157,7 @@ func (q *Queue) recover(ctx context.Context, run *store.Run) {
 		status, summary = store.RunInterrupted, "interrupted: the server stopped while this ran"
 		job = river.InsertManyParams{Args: Interrupted{JobKind: run.Kind, JobID: run.JobID, RunID: run.ID, Args: args}}
 	}
-	claimed, err := q.b.atomically(ctx, gate{stmts: q.store.ClaimLostRun(run.ID, q.opts.StaleAfter, status, summary), gates: 1}, []river.InsertManyParams{job})
+	claimed, err := q.b.atomically(ctx, gate{stmts: q.store.ClaimLostRun(run.ID, q.opts.StaleAfter, status, summary), rows: 1}, []river.InsertManyParams{job})
 	switch {
 	case err != nil:
 		q.opts.Logger.Error("recover lost run", "run", run.ID, "kind", run.Kind, "err", err)

@@ -25,8 +25,11 @@ func TestPruneDeletesOldRecordsOnly(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			exec(store.RecordDeliverySQL, "old-delivery", "issue_comment", old.UnixMilli())
-			exec(store.RecordDeliverySQL, "new-delivery", "issue_comment", recent.UnixMilli())
+			record := store.RecordDeliveries([]store.Delivery{
+				{ID: "old-delivery", Event: "issue_comment", ReceivedAt: old.UnixMilli()},
+				{ID: "new-delivery", Event: "issue_comment", ReceivedAt: recent.UnixMilli()},
+			})
+			exec(record.SQL, record.Args...)
 
 			run := func(job int64, started time.Time, finish bool) int64 {
 				t.Helper()
