@@ -13,9 +13,10 @@ import (
 // gatedDriver is River's driver with two differences.
 //
 // A transaction River begins for a context that carries a gate (gateKey)
-// runs its statements first, and is refused with errGateClosed, rolled back,
-// when its gate statement does not change the rows it must. It lets a delivery's record and its jobs commit
-// together through River's non-transactional insert (atomically says why).
+// runs its statements first, and is refused with errGateClosed, rolled
+// back, when its gate statement does not change the rows it must. It lets
+// deliveries' records and their jobs commit together through River's
+// non-transactional insert (atomically says why).
 //
 // With inProcess (SQLite: one process owns the database), River is told the
 // database has no listener: an insert then wakes this process's workers at

@@ -12,8 +12,9 @@ import (
 )
 
 // loadgenEnv carries a load, as JSON, to this binary started as the
-// generator.
-const loadgenEnv = "STRATA_BENCH_INTAKE_LOAD"
+// generator. Not a STRATA_ name: those are `strata serve`'s, which refuses
+// one it does not know.
+const loadgenEnv = "INTAKE_BENCH_LOAD"
 
 // load is what the generator sends: N signed deliveries of one body, from
 // Clients connections each waiting for its answer, or with Rate > 0 one
