@@ -31,11 +31,10 @@ func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string,
 		return nil // not a Strata command
 	}
 	repo := &github.Repository{Name: &event.Repo.Name, Owner: &github.User{Login: &event.Repo.Owner.Login}}
-	installation := &github.Installation{ID: &event.Installation.ID}
 	ctx, logger := githubapp.PreparePRContext(ctx, event.Installation.ID, repo, event.Issue.Number)
 	logger.Debug().Msg("enqueue command")
 	return h.enqueue(ctx, eventType, deliveryID, jobs.Command{
-		Repo:      repoOf(installation, repo),
+		Repo:      jobs.NewRepo(event.Installation.ID, event.Repo.Owner.Login, event.Repo.Name),
 		PR:        event.Issue.Number,
 		CommentID: event.Comment.ID,
 		User:      event.Comment.User.Login,

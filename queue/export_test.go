@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/riverqueue/river"
-
-	"strata.dev/strata/store"
 )
 
 // Together is one delivery of DeliverTogether.
@@ -19,11 +17,7 @@ type Together struct {
 func DeliverTogether(ctx context.Context, q *Queue, event string, ds ...Together) []bool {
 	var batch []*delivery
 	for _, t := range ds {
-		d := &delivery{record: store.Delivery{ID: t.ID, Event: event, ReceivedAt: store.Now()}}
-		for _, j := range t.Jobs {
-			d.jobs = append(d.jobs, river.InsertManyParams{Args: j})
-		}
-		batch = append(batch, d)
+		batch = append(batch, newDelivery(t.ID, event, t.Jobs))
 	}
 	var taken []bool
 	for _, r := range q.intake.commitBatch(ctx, batch) {

@@ -30,6 +30,15 @@ type delivery struct {
 	done   chan delivered // buffered: the leader never waits on it
 }
 
+// newDelivery is a delivery received now, to be recorded with its jobs.
+func newDelivery(id, event string, jobs []river.JobArgs) *delivery {
+	d := &delivery{record: store.Delivery{ID: id, Event: event, ReceivedAt: store.Now()}, done: make(chan delivered, 1)}
+	for _, j := range jobs {
+		d.jobs = append(d.jobs, river.InsertManyParams{Args: j})
+	}
+	return d
+}
+
 type delivered struct {
 	ok   bool
 	err  error

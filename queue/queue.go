@@ -190,11 +190,7 @@ func (q *Queue) Migrate(ctx context.Context) error { return q.b.migrate(ctx) }
 // transaction. It returns false, enqueueing nothing, for a delivery id seen
 // before. Deliveries that arrive together share a transaction (intake.go).
 func (q *Queue) Deliver(ctx context.Context, deliveryID, event string, jobs ...river.JobArgs) (bool, error) {
-	d := &delivery{record: store.Delivery{ID: deliveryID, Event: event, ReceivedAt: store.Now()}, done: make(chan delivered, 1)}
-	for _, j := range jobs {
-		d.jobs = append(d.jobs, river.InsertManyParams{Args: j})
-	}
-	ok, err := q.intake.deliver(ctx, d)
+	ok, err := q.intake.deliver(ctx, newDelivery(deliveryID, event, jobs))
 	if err != nil {
 		return false, fmt.Errorf("delivery %s: %w", deliveryID, err)
 	}
