@@ -112,8 +112,7 @@ func (in *intake) commitBatch(ctx context.Context, batch []*delivery) []delivere
 			records = append(records, d.record)
 			jobs = append(jobs, d.jobs...)
 		}
-		g := gate{stmts: []store.Statement{store.RecordDeliveries(records)}, rows: int64(len(batch))}
-		if ok, err := in.commit(ctx, g, jobs); ok && err == nil {
+		if ok, err := in.commit(ctx, recording(records), jobs); ok && err == nil {
 			for i := range results {
 				results[i].ok = true
 			}
@@ -121,7 +120,14 @@ func (in *intake) commitBatch(ctx context.Context, batch []*delivery) []delivere
 		}
 	}
 	for i, d := range batch {
-		results[i].ok, results[i].err = in.commit(ctx, gate{stmts: []store.Statement{store.RecordDeliveries([]store.Delivery{d.record})}, rows: 1}, d.jobs)
+		results[i].ok, results[i].err = in.commit(ctx, recording([]store.Delivery{d.record}), d.jobs)
 	}
 	return results
+}
+
+// recording is the gate that records deliveries: one statement, which must
+// add a row for each of them (its rows follow from the records, so the two
+// cannot disagree); otherwise the gate closes and nothing is written.
+func recording(records []store.Delivery) gate {
+	return gate{stmts: []store.Statement{store.RecordDeliveries(records)}, rows: int64(len(records))}
 }
