@@ -7,6 +7,9 @@
 // Strata's workers delays the generator's clock. Run:
 //
 //	go test ./bench/intake -run '^$' -bench . -benchtime 3000x
+//
+// With INTAKE_BENCH_GITHUB=idle the fake runs as if on a machine of its
+// own (elsewhere_test.go).
 package intake
 
 import (
@@ -64,6 +67,7 @@ func BenchmarkIntake(b *testing.B) {
 // GitHub meanwhile: intake shares the 2 cores with them (and with the fake,
 // which validates every request against GitHub's OpenAPI description).
 func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int) {
+	elsewhere := githubElsewhere(b)
 	gh := githubtest.NewServer(b)
 	repo := gh.AddRepo("acme", "infra")
 	db := storetest.URL(b, d)
@@ -107,7 +111,22 @@ func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int
 	gen.Env = append(os.Environ(), loadgenEnv+"="+string(specJSON))
 	gen.Stdout, gen.Stderr = &out, &stderr
 	b.ResetTimer()
-	if err := gen.Run(); err != nil {
+	if err := gen.Start(); err != nil {
+		b.Fatalf("load generator: %v", err)
+	}
+	restore := func() error { return nil }
+	if elsewhere {
+		if restore, err = idle(); err != nil {
+			_ = gen.Process.Kill()
+			_ = gen.Wait()
+			b.Fatalf("%s=idle: %v", githubEnv, err)
+		}
+	}
+	err = gen.Wait()
+	if err := restore(); err != nil {
+		b.Fatalf("%s=idle: %v", githubEnv, err)
+	}
+	if err != nil {
 		b.Fatalf("load generator: %v\n%s", err, stderr.Bytes())
 	}
 	b.StopTimer()
