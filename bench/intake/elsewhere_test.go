@@ -33,17 +33,19 @@ func githubElsewhere(b *testing.B) bool {
 // idle gives every thread of this process SCHED_IDLE, and returns what
 // puts them back: the next benchmark's `strata serve` would otherwise
 // inherit the policy. Putting them back takes CAP_SYS_NICE or an
-// RLIMIT_NICE of 20.
+// RLIMIT_NICE of 20. When it fails part way, the threads it did set are
+// put back before it returns.
 func idle() (restore func() error, err error) {
-	if err := setPolicy(unix.SCHED_IDLE); err != nil {
-		return nil, fmt.Errorf("SCHED_IDLE: %w", err)
-	}
-	return func() error {
+	restore = func() error {
 		if err := setPolicy(unix.SCHED_NORMAL); err != nil {
 			return fmt.Errorf("back to SCHED_NORMAL: %w", err)
 		}
 		return nil
-	}, nil
+	}
+	if err := setPolicy(unix.SCHED_IDLE); err != nil {
+		return nil, errors.Join(fmt.Errorf("SCHED_IDLE: %w", err), restore())
+	}
+	return restore, nil
 }
 
 // setPolicy sets the scheduling policy of each of this process's threads.

@@ -122,12 +122,12 @@ func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int
 			b.Fatalf("%s=idle: %v", githubEnv, err)
 		}
 	}
-	err = gen.Wait()
+	waitErr := gen.Wait()
 	if err := restore(); err != nil {
 		b.Fatalf("%s=idle: %v", githubEnv, err)
 	}
-	if err != nil {
-		b.Fatalf("load generator: %v\n%s", err, stderr.Bytes())
+	if waitErr != nil {
+		b.Fatalf("load generator: %v\n%s", waitErr, stderr.Bytes())
 	}
 	b.StopTimer()
 	var res result
