@@ -5,7 +5,10 @@
 // the server on Linux, and its heap is bounded there.
 package childproc
 
-import "bytes"
+import (
+	"bytes"
+	"regexp"
+)
 
 // HeadBuffer keeps the first Max bytes written to it: a crash says its
 // cause first (Go's "fatal error: runtime: out of memory").
@@ -22,3 +25,15 @@ func (h *HeadBuffer) Write(p []byte) (int, error) {
 }
 
 func (h *HeadBuffer) String() string { return h.buf.String() }
+
+// outOfMemory matches the fatal errors Go's runtime dies with when the
+// heap's bound refuses it memory: "out of memory" from the heap,
+// "cannot allocate memory" from the runtime's own metadata
+// (persistentalloc), and ENOMEM (errno=12) when a new thread's stack
+// cannot be mapped. Which one comes depends on what was allocating at
+// the moment, so the build or test that overran says the same either way.
+var outOfMemory = regexp.MustCompile(`out of memory|cannot allocate memory|failed to create new OS thread \(have \d+ already; errno=12\)`)
+
+// OutOfMemory reports whether a child's stderr (its head, from a
+// HeadBuffer) says it died for want of memory.
+func OutOfMemory(stderr string) bool { return outOfMemory.MatchString(stderr) }

@@ -11,7 +11,7 @@ func Attr() *syscall.SysProcAttr {
 
 // LimitMemory bounds the calling process's heap: Go maps its heap as
 // private writable memory, which RLIMIT_DATA counts, so a child that needs
-// more dies with "out of memory" in its own process.
+// more dies in its own process, saying so (OutOfMemory).
 func LimitMemory(bytes uint64) error {
 	return syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: bytes, Max: bytes})
 }

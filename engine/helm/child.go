@@ -226,7 +226,7 @@ func TestInChild(ctx context.Context, k Kube, in Input) (*Report, error) {
 		return nil, outcome
 	case outcome != nil && ctx.Err() != nil:
 		return nil, ctx.Err() // the job's end, not the chart's fault
-	case outcome != nil && strings.Contains(stderr.String(), "out of memory"):
+	case outcome != nil && childproc.OutOfMemory(stderr.String()):
 		return nil, fmt.Errorf("release %s: %w: the Helm test needed more than %d bytes of memory", in.ReleaseName, ErrChartTooLarge, childMemoryBytes)
 	case outcome != nil:
 		return nil, fmt.Errorf("the Helm test process failed (%v, %v): %s", outcome, waitErr, strings.TrimSpace(stderr.String()))

@@ -184,7 +184,7 @@ func build(parent context.Context, in Input) (*built, error) {
 	case !finished:
 		return nil, fmt.Errorf("kustomize build did not finish within %s: make it faster (a remote base?), or ask the operator for a longer server config hydrate.timeout: %w",
 			words.Duration(timeout), ErrTimeout)
-	case got.err != nil && strings.Contains(stderr.String(), "out of memory"):
+	case got.err != nil && childproc.OutOfMemory(stderr.String()):
 		return nil, fmt.Errorf("%s: %w: the build needed more than %d bytes of memory", in.Source, ErrLimit, limits.MemoryBytes)
 	case got.err != nil:
 		return nil, fmt.Errorf("the build process failed (%v, %v): %s", got.err, waitErr, strings.TrimSpace(stderr.String()))
