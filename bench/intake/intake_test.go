@@ -8,6 +8,12 @@
 //
 //	go test ./bench/intake -run '^$' -bench . -benchtime 3000x
 //
+// Loads: burst8 (8 connections, each sending on the answer), rate1000 (an
+// open loop at 1,000 a second) and paced8 (1,000 a second over 8
+// connections, each delivery's time counted from when it was due).
+// INTAKE_BENCH_SERVE_ENV and INTAKE_BENCH_SERVE_LOG set the server's
+// environment and keep its log (intake_test.go, serveEnv).
+//
 // With INTAKE_BENCH_GITHUB=idle the fake runs as if on a machine of its
 // own (elsewhere_test.go).
 package intake
@@ -19,12 +25,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,12 +64,39 @@ func BenchmarkIntake(b *testing.B) {
 	for _, d := range storetest.Dialects {
 		b.Run(string(d)+"/burst8", func(b *testing.B) { benchIntake(b, strata, d, 8, 0) })
 		b.Run(string(d)+"/rate1000", func(b *testing.B) { benchIntake(b, strata, d, 0, 1000) })
+		b.Run(string(d)+"/paced8", func(b *testing.B) { benchIntake(b, strata, d, 8, 1000) })
 	}
 }
 
+// appendLog adds a server's log to the file, under the benchmark's name:
+// each sub-benchmark has a server of its own.
+func appendLog(file, name, log string) error {
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(f, "=== %s\n%s", name, log); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// serveEnv adds settings to `strata serve`'s environment, NAME=value
+// separated by spaces (GOGC=400, GODEBUG=gctrace=1), and serveLogEnv names
+// a file each server's log is added to when its run ends: the Go runtime's
+// settings and traces of the server alone, not of the fake or the
+// generator. Not STRATA_ names: `strata serve` refuses one it does not know.
+const (
+	serveEnv    = "INTAKE_BENCH_SERVE_ENV"
+	serveLogEnv = "INTAKE_BENCH_SERVE_LOG"
+)
+
 // benchIntake sends b.N deliveries: from `clients` connections each waiting
-// for its answer, or, with rate > 0, one started every 1/rate seconds
-// whatever the answers (an open loop, so a slow answer cannot slow the load).
+// for its answer; with rate > 0 and no clients, one started every 1/rate
+// seconds whatever the answers (an open loop, so a slow answer cannot slow
+// the load); with both, paced at rate over at most `clients` connections
+// (load says how each is timed).
 //
 // The server has its default 4 workers, which answer each `/help` on the fake
 // GitHub meanwhile: intake shares the 2 cores with them (and with the fake,
@@ -71,11 +106,19 @@ func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int
 	gh := githubtest.NewServer(b)
 	repo := gh.AddRepo("acme", "infra")
 	db := storetest.URL(b, d)
-	srv, err := strataproc.Start("a", strataproc.Config{Strata: strata, GitHub: gh, DatabaseURL: db, DataDir: b.TempDir()})
+	srv, err := strataproc.Start("a", strataproc.Config{Strata: strata, GitHub: gh, DatabaseURL: db, DataDir: b.TempDir(), Env: strings.Fields(os.Getenv(serveEnv))})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = srv.Cmd.Process.Kill(); <-srv.Done })
+	b.Cleanup(func() {
+		_ = srv.Cmd.Process.Kill()
+		<-srv.Done
+		if f := os.Getenv(serveLogEnv); f != "" {
+			if err := appendLog(f, b.Name(), srv.Log.String()); err != nil {
+				b.Errorf("%s: %v", serveLogEnv, err)
+			}
+		}
+	})
 	st, err := store.Open(context.Background(), db, b.TempDir())
 	if err != nil {
 		b.Fatal(err)

@@ -16,9 +16,17 @@ import (
 // one it does not know.
 const loadgenEnv = "INTAKE_BENCH_LOAD"
 
-// load is what the generator sends: N signed deliveries of one body, from
-// Clients connections each waiting for its answer, or with Rate > 0 one
-// started every 1/Rate seconds whatever the answers.
+// load is what the generator sends: N signed deliveries of one body.
+//   - Clients > 0, Rate 0: from Clients connections, each sending its next
+//     delivery on the answer (as fast as the server goes).
+//   - Clients 0, Rate > 0: one started every 1/Rate seconds whatever the
+//     answers, each on a connection of its own when none is free (an open
+//     loop).
+//   - Both: delivery i is due at i/Rate seconds, sent by the first of the
+//     Clients connections free at or after that time; its latency counts
+//     from when it was due, not when it went, so a slow answer that delays
+//     the next delivery is charged to that delivery too (no coordinated
+//     omission).
 type load struct {
 	URL, Event, Signature, BodyFile, DeliveryPrefix string
 	N, Clients, Rate                                int
@@ -49,6 +57,7 @@ func runLoadgen(spec string) int {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	res := result{Latencies: make([]time.Duration, l.N)}
 	var mu sync.Mutex
+	var due func(i int) time.Time // when delivery i is to be sent
 	send := func(i int) {
 		req, _ := http.NewRequest(http.MethodPost, l.URL, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -56,6 +65,9 @@ func runLoadgen(spec string) int {
 		req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("%s-%d", l.DeliveryPrefix, i))
 		req.Header.Set("X-Hub-Signature-256", l.Signature)
 		t0 := time.Now()
+		if l.Clients > 0 && l.Rate > 0 {
+			t0 = due(i) // it may have waited for a free connection
+		}
 		r, err := client.Do(req)
 		if err == nil {
 			_, err = io.Copy(io.Discard, r.Body)
@@ -75,10 +87,14 @@ func runLoadgen(spec string) int {
 	}
 	var wg sync.WaitGroup
 	start := time.Now()
+	interval := time.Duration(0)
 	if l.Rate > 0 {
-		interval := time.Second / time.Duration(l.Rate)
+		interval = time.Second / time.Duration(l.Rate)
+	}
+	due = func(i int) time.Time { return start.Add(time.Duration(i) * interval) }
+	if l.Clients == 0 {
 		for i := 0; i < l.N; i++ {
-			time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+			time.Sleep(time.Until(due(i)))
 			wg.Add(1)
 			go func() { defer wg.Done(); send(i) }()
 		}
@@ -93,6 +109,7 @@ func runLoadgen(spec string) int {
 			go func() {
 				defer wg.Done()
 				for i := range next {
+					time.Sleep(time.Until(due(i))) // at once when the load is not paced, or late
 					send(i)
 				}
 			}()
