@@ -46,6 +46,9 @@ type Store struct {
 	keys *seal.Keys
 	// logLimit bounds each run's log (runlog.go); set with LimitLogs.
 	logLimit int64
+	// checkpoints copies SQLite's log into its file, beside the commits
+	// (checkpoint.go); nil on PostgreSQL and for an in-memory database.
+	checkpoints *checkpointer
 }
 
 // Open connects to the database named by rawURL: sqlite://PATH (a relative
@@ -90,10 +93,7 @@ func openSQLite(rawURL, dataDir string) (*Store, error) {
 			return nil, fmt.Errorf("create database directory: %w", err)
 		}
 	}
-	// WAL lets readers proceed during a write; busy_timeout absorbs short
-	// contention; immediate transactions avoid upgrade deadlocks.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	dsn := sqliteDSN(path)
 	connector, err := newSQLiteConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -105,7 +105,24 @@ func openSQLite(rawURL, dataDir string) (*Store, error) {
 	db := sql.OpenDB(connector)
 	db.SetMaxOpenConns(sqliteHandles)
 	db.SetMaxIdleConns(sqliteHandles)
-	return &Store{db: db, dialect: SQLite}, nil
+	st := &Store{db: db, dialect: SQLite}
+	if path != ":memory:" { // a second connection would open a database of its own
+		if st.checkpoints, err = startCheckpointer(dsn); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+		}
+	}
+	return st, nil
+}
+
+// sqliteDSN is the driver's name for the database file at path.
+func sqliteDSN(path string) string {
+	// WAL lets readers proceed during a write; busy_timeout absorbs short
+	// contention; immediate transactions avoid upgrade deadlocks; a commit
+	// checkpoints only past commitCheckpointPages (checkpoint.go).
+	return "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate" +
+		fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)", commitCheckpointPages)
 }
 
 // DB is the database/sql handle, shared with the job queue.
@@ -141,6 +158,9 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	if s.checkpoints != nil {
+		s.checkpoints.Close()
+	}
 	err := s.db.Close()
 	if s.pool != nil {
 		s.pool.Close()
