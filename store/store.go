@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -158,10 +159,11 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	var err error
 	if s.checkpoints != nil {
-		s.checkpoints.Close()
+		err = s.checkpoints.Close()
 	}
-	err := s.db.Close()
+	err = errors.Join(err, s.db.Close())
 	if s.pool != nil {
 		s.pool.Close()
 	}

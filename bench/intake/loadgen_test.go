@@ -57,7 +57,15 @@ func runLoadgen(spec string) int {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	res := result{Latencies: make([]time.Duration, l.N)}
 	var mu sync.Mutex
-	var due func(i int) time.Time // when delivery i is to be sent
+	var wg sync.WaitGroup
+	start := time.Now()
+	interval := time.Duration(0)
+	if l.Rate > 0 {
+		interval = time.Second / time.Duration(l.Rate)
+	}
+	// due is when delivery i is to be sent: start itself when the load is
+	// not paced.
+	due := func(i int) time.Time { return start.Add(time.Duration(i) * interval) }
 	send := func(i int) {
 		req, _ := http.NewRequest(http.MethodPost, l.URL, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -85,13 +93,6 @@ func runLoadgen(spec string) int {
 			mu.Unlock()
 		}
 	}
-	var wg sync.WaitGroup
-	start := time.Now()
-	interval := time.Duration(0)
-	if l.Rate > 0 {
-		interval = time.Second / time.Duration(l.Rate)
-	}
-	due = func(i int) time.Time { return start.Add(time.Duration(i) * interval) }
 	if l.Clients == 0 {
 		for i := 0; i < l.N; i++ {
 			time.Sleep(time.Until(due(i)))
