@@ -16,6 +16,9 @@
 //
 // With INTAKE_BENCH_GITHUB=idle the fake runs as if on a machine of its
 // own (elsewhere_test.go).
+//
+// BenchmarkDiskSync (disksync_test.go) measures the flush a durable commit
+// waits for on the machine, with its percentiles.
 package intake
 
 import (
