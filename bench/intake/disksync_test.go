@@ -2,7 +2,6 @@ package intake
 
 import (
 	"os"
-	"slices"
 	"testing"
 	"time"
 
@@ -80,10 +79,7 @@ func benchDiskSync(b *testing.B, at func(i int) int64) {
 		sum += l
 	}
 	b.ReportMetric(float64(sum.Microseconds())/1000/float64(len(lat)), "mean-ms")
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
-	}
+	pct := percentiles(lat)
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(pct(0.999), "p99.9-ms")

@@ -34,7 +34,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +68,15 @@ func BenchmarkIntake(b *testing.B) {
 		b.Run(string(d)+"/burst8", func(b *testing.B) { benchIntake(b, strata, d, 8, 0) })
 		b.Run(string(d)+"/rate1000", func(b *testing.B) { benchIntake(b, strata, d, 0, 1000) })
 		b.Run(string(d)+"/paced8", func(b *testing.B) { benchIntake(b, strata, d, 8, 1000) })
+	}
+}
+
+// percentiles sorts lat and returns its p-th percentile (p from 0 to 1,
+// 1 the largest) in milliseconds.
+func percentiles(lat []time.Duration) func(p float64) float64 {
+	slices.Sort(lat)
+	return func(p float64) float64 {
+		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
 	}
 }
 
@@ -183,11 +192,7 @@ func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int
 	if res.Failed > 0 {
 		b.Fatalf("%d of %d deliveries failed: %s", res.Failed, b.N, res.FirstError)
 	}
-	lat := res.Latencies
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) float64 {
-		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
-	}
+	pct := percentiles(res.Latencies)
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(b.N)/res.Elapsed.Seconds(), "deliveries/s")
