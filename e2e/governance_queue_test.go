@@ -60,9 +60,21 @@ func (p *providerEnv) queue(prs ...*githubtest.PR) (*githubtest.MergeGroup, gith
 		numbers = append(numbers, pr.Number)
 	}
 	g := p.Repo.QueueGroup(numbers...)
+	return g, p.checksRequested(g)
+}
+
+// checksRequested delivers the group's checks_requested and returns the
+// strata/applied check that delivery brought.
+func (p *providerEnv) checksRequested(g *githubtest.MergeGroup) githubtest.CheckRun {
+	p.t.Helper()
 	before := len(p.checksNamed(g.HeadSHA, "strata/applied"))
 	p.Deliver(g.MergeGroupEvent("checks_requested", ""))
 	var cr githubtest.CheckRun
+	defer func() {
+		if p.t.Failed() {
+			p.t.Logf("strata/applied on the group's head %s: %d before the request, then %+v", g.HeadSHA[:7], before, p.checksNamed(g.HeadSHA, "strata/applied"))
+		}
+	}()
 	p.GitHub.WaitFor(p.t, layersWait, func() bool {
 		runs := p.checksNamed(g.HeadSHA, "strata/applied")
 		if len(runs) <= before {
@@ -71,7 +83,7 @@ func (p *providerEnv) queue(prs ...*githubtest.PR) (*githubtest.MergeGroup, gith
 		cr = runs[len(runs)-1]
 		return cr.Status == "completed"
 	})
-	return g, cr
+	return cr
 }
 
 // mergeGroup merges the group, as the queue does once strata/applied
@@ -167,6 +179,36 @@ func TestGovernanceMergeQueue(t *testing.T) {
 	}
 	e.comment(four.Number, "alice", "/help")
 	e.commentWith(four.Number, "**Applied on merge** (`auto_apply: on_merge`): `infra/app`. Merging a pull request that changes one applies it")
+	noViolations(t, e.GitHub)
+	noFailedRuns(t, e.Server.Store())
+}
+
+// A group GitHub makes again of the same pull requests on the same base
+// within the same second has the same merge commit, so its checks_requested
+// is the earlier group's, word for word; the facts may have changed since
+// (here #2 was applied), so Strata answers again. Strata used to take it for
+// a duplicate of the earlier group's finished job and answer nothing, and
+// the queue waited for strata/applied until it gave up.
+// TestGovernanceMergeQueue's second group of #1 and #2 failed so in CI once:
+// it has the first group's merge commit when the apply between them takes
+// less than a second.
+func TestGovernanceMergeQueueSameGroupAgain(t *testing.T) {
+	e := startProviderLayers(t, apptest.Options{Local: true}, map[string][]providertest.Thing{network: nil, dns: nil, appLayer: nil})
+	e.Repo.Commit("main", map[string]string{".strata.yaml": queueYAML}, "Layers")
+	e.Repo.SetPermission("alice", "write")
+	one := e.plannedLayer("net", network, providertest.Thing{Name: "a", Value: "one"})
+	e.applied(one, network)
+	two := e.plannedLayer("dns", dns, providertest.Thing{Name: "d", Value: "dee"})
+
+	g, cr := e.queue(one, two)
+	if cr.Conclusion != "failure" {
+		t.Fatalf("strata/applied on a group with an unapplied PR = %s %q", cr.Conclusion, cr.Title)
+	}
+	e.Deliver(g.MergeGroupEvent("destroyed", "dequeued"))
+	e.applied(two, dns)
+	if cr := e.checksRequested(g); cr.Conclusion != "success" || !strings.Contains(cr.Summary, "#2 `infra/dns`: applied") {
+		t.Fatalf("strata/applied on the same group asked again after #2 applied = %s %q %q", cr.Conclusion, cr.Title, cr.Summary)
+	}
 	noViolations(t, e.GitHub)
 	noFailedRuns(t, e.Server.Store())
 }

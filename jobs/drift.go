@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 )
 
 // DriftScan finds the drift layers that are due (the store says when) and
@@ -40,10 +39,7 @@ func (DriftRun) Kind() string { return "drift_run" }
 // InsertOpts: one run per layer at a time: a layer still queued or running
 // is not enqueued again by the next scan.
 func (DriftRun) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Runs, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
-		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
-		rivertype.JobStateRetryable, rivertype.JobStateScheduled,
-	}}}
+	return river.InsertOpts{Queue: Runs, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: untilDone}}
 }
 
 // Timeouts of drift jobs: a run is a plan, waiting for the layer's slot

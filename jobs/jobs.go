@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Runs is the queue of the jobs that run a tool (Terraform, kustomize,
@@ -17,6 +18,15 @@ import (
 // once instead of after the command's own queue's fetch cooldown
 // (queue.Options.RunQueue).
 const Runs = "runs"
+
+// untilDone: a job unique by its arguments in these states is one job while
+// it is still to run or running, and may be inserted again once it has
+// ended, for jobs whose arguments say what to look at, not which event
+// asked (River's default also counts the jobs that ended).
+var untilDone = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+	rivertype.JobStateRetryable, rivertype.JobStateScheduled,
+}
 
 // Repo says which repository a job works on, and with which installation.
 type Repo struct {

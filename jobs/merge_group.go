@@ -25,10 +25,14 @@ type MergeGroup struct {
 
 func (MergeGroup) Kind() string { return "merge_group" }
 
-// InsertOpts: it only reads, plans and writes a check, so it may retry; a
-// redelivered event is one job.
+// InsertOpts: it only reads, plans and writes a check, so it may retry. A
+// request for a group whose job is still to run or running is that job; one
+// for a group whose job has finished is a job again: GitHub makes a group of
+// the same pull requests on the same base within a second into the same
+// merge commit, and the facts (an apply since) may have changed. A
+// redelivered event is stopped before, by its delivery's record.
 func (MergeGroup) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: Runs, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: Runs, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: untilDone}}
 }
 
 // MergeGroupTimeout: planning the group's head for each layer that applies
