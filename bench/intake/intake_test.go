@@ -15,7 +15,11 @@
 // environment and keep its log (intake_test.go, serveEnv).
 //
 // With INTAKE_BENCH_GITHUB=idle the fake runs as if on a machine of its
-// own (elsewhere_test.go).
+// own (elsewhere_test.go). INTAKE_BENCH_PROBE adds a probe beside the load
+// (probeEnv).
+//
+// BenchmarkFloor (floor_test.go) measures what a delivery would wait for if
+// intake cost the least any receiver can, with the workers busy.
 //
 // BenchmarkDiskSync (disksync_test.go) measures the flush a durable commit
 // waits for on the machine, with its percentiles.
@@ -39,6 +43,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -49,11 +54,14 @@ import (
 	"strata.dev/strata/store/storetest"
 )
 
-// TestMain runs the load generator when this binary is started as one
-// (loadgenEnv set), and the benchmarks otherwise.
+// TestMain runs the load generator or the null intake when this binary is
+// started as one (loadgenEnv, nullEnv), and the benchmarks otherwise.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(loadgenEnv); spec != "" {
 		os.Exit(runLoadgen(spec))
+	}
+	if spec := os.Getenv(nullEnv); spec != "" {
+		os.Exit(runNullIntake(spec))
 	}
 	os.Exit(m.Run())
 }
@@ -104,6 +112,44 @@ const (
 	serveLogEnv = "INTAKE_BENCH_SERVE_LOG"
 )
 
+// probeEnv adds a probe beside the load, 100 tries a second (loadgen's
+// probe): "healthz", Strata's GET /healthz, the wait of a request that does
+// no work in the same process on the same cores; "insert" (PostgreSQL
+// only), one row committed on its own from the generator, the wait of the
+// least a durable intake can do there. Their p50 and p99 are reported as
+// probe-p50-ms and probe-p99-ms: the floor under a delivery's on this
+// machine, under this load.
+const (
+	probeEnv  = "INTAKE_BENCH_PROBE"
+	probeRate = 100
+)
+
+// probeOf is the probe probeEnv asks for against srv and db.
+func probeOf(b *testing.B, d store.Dialect, srv *strataproc.Process, db string) probe {
+	p := probe{Kind: os.Getenv(probeEnv), Rate: probeRate}
+	switch p.Kind {
+	case "":
+	case "healthz":
+		p.HealthURL = "http://" + srv.Addr + "/healthz"
+	case "insert":
+		if d != store.Postgres {
+			b.Fatalf("%s=insert is for PostgreSQL: SQLite has one writer, Strata", probeEnv)
+		}
+		p.DatabaseURL = db
+		conn, err := pgx.Connect(context.Background(), db)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `CREATE TABLE intake_probe (id bigserial PRIMARY KEY, at timestamptz NOT NULL)`); err != nil {
+			b.Fatal(err)
+		}
+	default:
+		b.Fatalf("%s=%q: a probe is healthz or insert", probeEnv, p.Kind)
+	}
+	return p
+}
+
 // benchIntake sends b.N deliveries: from `clients` connections each waiting
 // for its answer; with rate > 0 and no clients, one started every 1/rate
 // seconds whatever the answers (an open loop, so a slow answer cannot slow
@@ -114,7 +160,42 @@ const (
 // GitHub meanwhile: intake shares the 2 cores with them (and with the fake,
 // which validates every request against GitHub's OpenAPI description).
 func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int) {
-	elsewhere := githubElsewhere(b)
+	x := startBench(b, strata, d)
+	spec := x.spec
+	spec.N, spec.Clients, spec.Rate = b.N, clients, rate
+	b.ResetTimer()
+	res := x.generate(b, spec)
+	b.StopTimer()
+	pct := percentiles(res.Latencies)
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(b.N)/res.Elapsed.Seconds(), "deliveries/s")
+	b.ReportMetric(serverP99(b, x.srv), "server-p99-le-ms")
+	reportProbe(b, res)
+	b.ReportMetric(0, "ns/op")
+}
+
+// reportProbe reports the probe's percentiles, when there was one.
+func reportProbe(b *testing.B, res result) {
+	if len(res.Probe) > 0 {
+		pct := percentiles(res.Probe)
+		b.ReportMetric(pct(0.50), "probe-p50-ms")
+		b.ReportMetric(pct(0.99), "probe-p99-ms")
+	}
+}
+
+// bench is a `strata serve` at rest, with its fake GitHub, a store on its
+// database, and the load's signed delivery (spec: N, Clients and Rate
+// still to be set).
+type bench struct {
+	srv       *strataproc.Process
+	st        *store.Store
+	spec      load
+	elsewhere bool
+}
+
+func startBench(b *testing.B, strata string, d store.Dialect) *bench {
+	x := &bench{elsewhere: githubElsewhere(b)}
 	gh := githubtest.NewServer(b)
 	repo := gh.AddRepo("acme", "infra")
 	db := storetest.URL(b, d)
@@ -122,6 +203,7 @@ func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int
 	if err != nil {
 		b.Fatal(err)
 	}
+	x.srv = srv
 	b.Cleanup(func() {
 		_ = srv.Cmd.Process.Kill()
 		<-srv.Done
@@ -131,14 +213,13 @@ func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int
 			}
 		}
 	})
-	st, err := store.Open(context.Background(), db, b.TempDir())
-	if err != nil {
+	if x.st, err = store.Open(context.Background(), db, b.TempDir()); err != nil {
 		b.Fatal(err)
 	}
-	defer st.Close()
+	b.Cleanup(func() { x.st.Close() })
 	// The jobs every start runs (lock repair, drift discovery, pruning) are
 	// done before the load starts: intake is measured in steady state.
-	apptest.WaitIdle(b, st, time.Minute)
+	apptest.WaitIdle(b, x.st, time.Minute)
 	repo.Commit("feature", map[string]string{"README.md": "v2\n"}, "docs")
 	pr := repo.OpenPR("feature", "main", "alice")
 	payload, event := repo.IssueCommentEvent(pr.Number, "alice", "/help")
@@ -152,25 +233,28 @@ func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int
 	if err := os.WriteFile(bodyFile, body, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	spec := load{
+	x.spec = load{
 		URL: srv.HookURL(), Event: event, Signature: "sha256=" + hex.EncodeToString(mac.Sum(nil)),
-		BodyFile: bodyFile, DeliveryPrefix: b.Name(), N: b.N, Clients: clients, Rate: rate,
+		BodyFile: bodyFile, DeliveryPrefix: b.Name(), Probe: probeOf(b, d, srv, db),
 	}
+	return x
+}
+
+// generate runs the load generator with spec and returns its result.
+func (x *bench) generate(b *testing.B, spec load) result {
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		b.Fatal(err)
 	}
-
 	var out, stderr bytes.Buffer
 	gen := exec.Command(os.Args[0])
 	gen.Env = append(os.Environ(), loadgenEnv+"="+string(specJSON))
 	gen.Stdout, gen.Stderr = &out, &stderr
-	b.ResetTimer()
 	if err := gen.Start(); err != nil {
 		b.Fatalf("load generator: %v", err)
 	}
 	restore := func() error { return nil }
-	if elsewhere {
+	if x.elsewhere {
 		if restore, err = idle(); err != nil {
 			_ = gen.Process.Kill()
 			_ = gen.Wait()
@@ -184,20 +268,14 @@ func benchIntake(b *testing.B, strata string, d store.Dialect, clients, rate int
 	if waitErr != nil {
 		b.Fatalf("load generator: %v\n%s", waitErr, stderr.Bytes())
 	}
-	b.StopTimer()
 	var res result
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
 		b.Fatalf("load generator's result: %v\n%s", err, out.Bytes())
 	}
 	if res.Failed > 0 {
-		b.Fatalf("%d of %d deliveries failed: %s", res.Failed, b.N, res.FirstError)
+		b.Fatalf("%d of %d deliveries failed: %s", res.Failed, spec.N, res.FirstError)
 	}
-	pct := percentiles(res.Latencies)
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-	b.ReportMetric(float64(b.N)/res.Elapsed.Seconds(), "deliveries/s")
-	b.ReportMetric(serverP99(b, srv), "server-p99-le-ms")
-	b.ReportMetric(0, "ns/op")
+	return res
 }
 
 // serverP99 reads the server's own account of intake: the bound of the

@@ -2,6 +2,7 @@ package intake
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // loadgenEnv carries a load, as JSON, to this binary started as the
@@ -30,12 +33,26 @@ const loadgenEnv = "INTAKE_BENCH_LOAD"
 type load struct {
 	URL, Event, Signature, BodyFile, DeliveryPrefix string
 	N, Clients, Rate                                int
+	Probe                                           probe
+}
+
+// probe is the least a delivery's answer could wait for beside the load,
+// timed while the deliveries go: every 1/Rate seconds, on a connection of
+// its own, either Strata's GET /healthz (HealthURL: the same process and
+// cores, no work) or one INSERT committed on its own (DatabaseURL: a
+// PostgreSQL round trip and WAL flush, the least a durable intake does).
+// Each is timed from when it was due, as paced deliveries are.
+type probe struct {
+	Kind                   string // "healthz" or "insert"; none when empty
+	HealthURL, DatabaseURL string
+	Rate                   int
 }
 
 // result is what the generator prints: each delivery's time from sending
 // to its whole answer, and how long all took.
 type result struct {
 	Latencies  []time.Duration
+	Probe      []time.Duration // the probe's, when there is one
 	Elapsed    time.Duration
 	Failed     int
 	FirstError string
@@ -56,6 +73,21 @@ func runLoadgen(spec string) int {
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	res := result{Latencies: make([]time.Duration, l.N)}
+	probed, stopProbe := make(chan error, 1), make(chan struct{})
+	if l.Probe.Kind == "" {
+		probed <- nil
+	} else {
+		try, err := l.Probe.open()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "probe:", err)
+			return 2
+		}
+		go func() {
+			lat, err := l.Probe.run(try, stopProbe)
+			res.Probe = lat
+			probed <- err
+		}()
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -118,9 +150,64 @@ func runLoadgen(spec string) int {
 	}
 	wg.Wait()
 	res.Elapsed = time.Since(start)
+	close(stopProbe)
+	if err := <-probed; err != nil {
+		fmt.Fprintln(os.Stderr, "probe:", err)
+		return 2
+	}
 	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	return 0
+}
+
+// open connects the probe and returns one try of it.
+func (p probe) open() (func() error, error) {
+	switch p.Kind {
+	case "healthz":
+		client := &http.Client{Transport: &http.Transport{}}
+		return func() error {
+			r, err := client.Get(p.HealthURL)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			if err == nil && r.StatusCode != http.StatusOK {
+				err = fmt.Errorf("GET /healthz answered %s", r.Status)
+			}
+			return err
+		}, nil
+	case "insert":
+		conn, err := pgx.Connect(context.Background(), p.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		return func() error {
+			_, err := conn.Exec(context.Background(), `INSERT INTO intake_probe (at) VALUES (now())`)
+			return err
+		}, nil
+	}
+	return nil, fmt.Errorf("%q: a probe is healthz or insert", p.Kind)
+}
+
+// run tries the probe every 1/Rate seconds until stop is closed, and
+// returns how long each try took from when it was due.
+func (p probe) run(try func() error, stop <-chan struct{}) ([]time.Duration, error) {
+	var lat []time.Duration
+	interval := time.Second / time.Duration(p.Rate)
+	start := time.Now()
+	for i := 0; ; i++ {
+		due := start.Add(time.Duration(i) * interval)
+		select {
+		case <-stop:
+			return lat, nil
+		case <-time.After(time.Until(due)):
+		}
+		if err := try(); err != nil {
+			return lat, err
+		}
+		lat = append(lat, time.Since(due))
+	}
 }
