@@ -3,9 +3,6 @@ package intake
 import (
 	"bufio"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,13 +13,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-github/v60/github"
+
 	"strata.dev/strata/apptest"
 	"strata.dev/strata/store"
 )
 
 // nullEnv starts this binary as the null intake (nullIntake, as JSON): the
 // least any webhook receiver must do, with nothing after it. It reads the
-// delivery, checks its signature and answers; it decodes nothing. Its
+// delivery and checks its signature as Strata does (go-github's
+// ValidatePayloadFromBody) and answers; it decodes nothing. Its
 // latency beside a load is the floor under Strata's on this machine, not a
 // design.
 const nullEnv = "INTAKE_BENCH_NULL"
@@ -71,16 +71,9 @@ func runNullIntake(spec string) int {
 	fmt.Println(ln.Addr())
 	go func() {
 		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			mac := hmac.New(sha256.New, []byte(n.Secret))
-			mac.Write(body)
-			want := "sha256=" + hex.EncodeToString(mac.Sum(nil))
-			if !hmac.Equal([]byte(r.Header.Get("X-Hub-Signature-256")), []byte(want)) {
-				http.Error(w, "bad signature", http.StatusUnauthorized)
+			// The read and the check Strata's dispatcher does.
+			if _, err := github.ValidatePayloadFromBody(r.Header.Get("Content-Type"), r.Body, r.Header.Get("X-Hub-Signature-256"), []byte(n.Secret)); err != nil {
+				http.Error(w, err.Error(), http.StatusUnauthorized)
 				return
 			}
 			if err := record(r.Context(), r.Header.Get("X-GitHub-Delivery")); err != nil {
