@@ -98,6 +98,28 @@ func (p *providerEnv) mergeGroup(g *githubtest.MergeGroup) {
 	}
 }
 
+// groupWithUnappliedPR starts Strata on queueYAML's layers, applies #1
+// (infra/network), plans #2 (infra/dns) without applying it, and queues a
+// group of both: strata/applied on its head fails, naming #2 and its layer.
+func groupWithUnappliedPR(t *testing.T) (e *providerEnv, one, two *githubtest.PR, g *githubtest.MergeGroup) {
+	t.Helper()
+	e = startProviderLayers(t, apptest.Options{Local: true}, map[string][]providertest.Thing{network: nil, dns: nil, appLayer: nil})
+	e.Repo.Commit("main", map[string]string{".strata.yaml": queueYAML}, "Layers, infra/app on merge")
+	e.Repo.SetPermission("alice", "write")
+
+	one = e.plannedLayer("net", network, providertest.Thing{Name: "a", Value: "one"})
+	e.applied(one, network)
+	two = e.plannedLayer("dns", dns, providertest.Thing{Name: "d", Value: "dee"})
+
+	g, cr := e.queue(one, two)
+	if cr.Conclusion != "failure" || !strings.Contains(cr.Summary, "The group holds #1, #2.") ||
+		!strings.Contains(cr.Summary, "- ❌ #2 `infra/dns`: planned at "+two.HeadSHA()[:7]+" and not applied; comment `/apply infra/dns` before it merges") ||
+		!strings.Contains(cr.Summary, "- ✅ #1 `infra/network`: applied at "+one.HeadSHA()[:7]) {
+		t.Fatalf("strata/applied on a group with an unapplied PR = %s %q %q", cr.Conclusion, cr.Title, cr.Summary)
+	}
+	return e, one, two, g
+}
+
 // GitHub's merge queue with strata/applied required:
 //   - a group of #1 (network, applied) and #2 (dns, planned, not applied) ->
 //     strata/applied fails on the group's head naming #2 and infra/dns, and
@@ -110,20 +132,7 @@ func (p *providerEnv) mergeGroup(g *githubtest.MergeGroup) {
 //     group's head also puts y back, which nobody reviewed: failure naming
 //     #4, infra/app and world_thing.y.
 func TestGovernanceMergeQueue(t *testing.T) {
-	e := startProviderLayers(t, apptest.Options{Local: true}, map[string][]providertest.Thing{network: nil, dns: nil, appLayer: nil})
-	e.Repo.Commit("main", map[string]string{".strata.yaml": queueYAML}, "Layers, infra/app on merge")
-	e.Repo.SetPermission("alice", "write")
-
-	one := e.plannedLayer("net", network, providertest.Thing{Name: "a", Value: "one"})
-	e.applied(one, network)
-	two := e.plannedLayer("dns", dns, providertest.Thing{Name: "d", Value: "dee"})
-
-	g, cr := e.queue(one, two)
-	if cr.Conclusion != "failure" || !strings.Contains(cr.Summary, "The group holds #1, #2.") ||
-		!strings.Contains(cr.Summary, "- ❌ #2 `infra/dns`: planned at "+two.HeadSHA()[:7]+" and not applied; comment `/apply infra/dns` before it merges") ||
-		!strings.Contains(cr.Summary, "- ✅ #1 `infra/network`: applied at "+one.HeadSHA()[:7]) {
-		t.Fatalf("strata/applied on a group with an unapplied PR = %s %q %q", cr.Conclusion, cr.Title, cr.Summary)
-	}
+	e, one, two, g := groupWithUnappliedPR(t)
 	if err := g.Merge("strata/applied"); err == nil {
 		t.Fatal("the queue merged a group whose strata/applied failed")
 	}
@@ -134,7 +143,7 @@ func TestGovernanceMergeQueue(t *testing.T) {
 	}
 
 	e.applied(two, dns)
-	g, cr = e.queue(one, two)
+	g, cr := e.queue(one, two)
 	if cr.Conclusion != "success" || cr.Title != "Every layer of the group is applied" || !strings.Contains(cr.Summary, "#2 `infra/dns`: applied") {
 		t.Fatalf("strata/applied on a group of applied PRs = %s %q %q", cr.Conclusion, cr.Title, cr.Summary)
 	}
@@ -193,17 +202,7 @@ func TestGovernanceMergeQueue(t *testing.T) {
 // it has the first group's merge commit when the apply between them takes
 // less than a second.
 func TestGovernanceMergeQueueSameGroupAgain(t *testing.T) {
-	e := startProviderLayers(t, apptest.Options{Local: true}, map[string][]providertest.Thing{network: nil, dns: nil, appLayer: nil})
-	e.Repo.Commit("main", map[string]string{".strata.yaml": queueYAML}, "Layers")
-	e.Repo.SetPermission("alice", "write")
-	one := e.plannedLayer("net", network, providertest.Thing{Name: "a", Value: "one"})
-	e.applied(one, network)
-	two := e.plannedLayer("dns", dns, providertest.Thing{Name: "d", Value: "dee"})
-
-	g, cr := e.queue(one, two)
-	if cr.Conclusion != "failure" {
-		t.Fatalf("strata/applied on a group with an unapplied PR = %s %q", cr.Conclusion, cr.Title)
-	}
+	e, _, two, g := groupWithUnappliedPR(t)
 	e.Deliver(g.MergeGroupEvent("destroyed", "dequeued"))
 	e.applied(two, dns)
 	if cr := e.checksRequested(g); cr.Conclusion != "success" || !strings.Contains(cr.Summary, "#2 `infra/dns`: applied") {
