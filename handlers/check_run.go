@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -19,8 +18,8 @@ func (h *CheckRun) Handles() []string { return []string{"check_run"} }
 
 func (h *CheckRun) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.CheckRunEvent
-	if err := json.Unmarshal(payload, &event); err != nil {
-		return &PayloadError{Event: "check_run", Err: err}
+	if err := decode("check_run", payload, &event); err != nil {
+		return err
 	}
 	run := event.GetCheckRun()
 	var cmd string

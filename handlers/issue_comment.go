@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -18,8 +17,8 @@ func (h *IssueComment) Handles() []string { return []string{"issue_comment"} }
 
 func (h *IssueComment) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event issueCommentEvent
-	if err := json.Unmarshal(payload, &event); err != nil {
-		return &PayloadError{Event: "issue_comment", Err: err}
+	if err := decode("issue_comment", payload, &event); err != nil {
+		return err
 	}
 	user := &github.User{Login: &event.Comment.User.Login, Type: &event.Comment.User.Type}
 	// Only new comments on PRs, by people: edits don't re-run commands.

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -20,8 +19,8 @@ func (h *MergeGroup) Handles() []string { return []string{"merge_group"} }
 
 func (h *MergeGroup) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.MergeGroupEvent
-	if err := json.Unmarshal(payload, &event); err != nil {
-		return &PayloadError{Event: "merge_group", Err: err}
+	if err := decode("merge_group", payload, &event); err != nil {
+		return err
 	}
 	g := event.GetMergeGroup()
 	if event.GetAction() != "checks_requested" || g.GetHeadSHA() == "" {

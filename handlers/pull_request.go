@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -17,8 +16,8 @@ func (h *PullRequest) Handles() []string { return []string{"pull_request"} }
 
 func (h *PullRequest) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.PullRequestEvent
-	if err := json.Unmarshal(payload, &event); err != nil {
-		return &PayloadError{Event: "pull_request", Err: err}
+	if err := decode("pull_request", payload, &event); err != nil {
+		return err
 	}
 	switch event.GetAction() {
 	case "opened", "reopened", "synchronize", "closed":

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/go-github/v60/github"
 	"github.com/palantir/go-githubapp/githubapp"
@@ -17,8 +16,8 @@ func (h *PullRequestReview) Handles() []string { return []string{"pull_request_r
 
 func (h *PullRequestReview) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.PullRequestReviewEvent
-	if err := json.Unmarshal(payload, &event); err != nil {
-		return &PayloadError{Event: "pull_request_review", Err: err}
+	if err := decode("pull_request_review", payload, &event); err != nil {
+		return err
 	}
 	if event.GetAction() != "submitted" && event.GetAction() != "dismissed" {
 		return nil

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"sort"
 
 	"github.com/google/go-github/v60/github"
@@ -22,8 +21,8 @@ const pushCommitLimit = 20
 
 func (h *Push) Handle(ctx context.Context, eventType, deliveryID string, payload []byte) error {
 	var event github.PushEvent
-	if err := json.Unmarshal(payload, &event); err != nil {
-		return &PayloadError{Event: "push", Err: err}
+	if err := decode("push", payload, &event); err != nil {
+		return err
 	}
 	repo := event.GetRepo()
 	if event.GetRef() != "refs/heads/"+repo.GetDefaultBranch() || event.GetDeleted() {
