@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -154,6 +155,7 @@ func New(st *store.Store, workers *river.Workers, opts Options) (*Queue, error) 
 			// Intake's statements go first on the one connection
 			// (store.Urgent), through the workers' client.
 			q.b, q.intake.commit = b, b.atomically
+			b.unreturned = true
 		}
 	case store.Postgres:
 		exec := func(ctx context.Context, tx pgx.Tx, q string, args ...any) (int64, error) {
@@ -258,6 +260,12 @@ func (q *Queue) Stop(ctx context.Context) error {
 type riverBackend[TTx any] struct {
 	driver *gatedDriver[TTx]
 	client *river.Client[TTx]
+	// unreturned: a delivery's jobs go through River's insert that reads
+	// no row back when none of them is unique (atomically). On SQLite it
+	// is the same statement without RETURNING; on PostgreSQL it is COPY,
+	// a round trip more than the returning insert while the delivery
+	// waits.
+	unreturned bool
 }
 
 func newRiverBackend[TTx any](driver riverdriver.Driver[TTx], cfg *river.Config, exec execFunc[TTx], inProcess bool) (*riverBackend[TTx], error) {
@@ -292,10 +300,16 @@ func (b *riverBackend[TTx]) migrate(ctx context.Context) error {
 func (b *riverBackend[TTx]) atomically(ctx context.Context, g gate, jobs []river.InsertManyParams) (bool, error) {
 	ctx = context.WithValue(ctx, gateKey{}, g)
 	var err error
-	if len(jobs) > 0 {
-		_, err = b.client.InsertMany(ctx, jobs)
-	} else {
+	switch {
+	case len(jobs) == 0:
 		err = b.driver.begin(ctx)
+	case b.unreturned && !slices.ContainsFunc(jobs, unique):
+		// Without a unique job there is no duplicate for River to report,
+		// so no row to read back: River's insert that returns its rows
+		// turns each back into a job. The workers are woken the same way.
+		_, err = b.client.InsertManyFast(ctx, jobs)
+	default:
+		_, err = b.client.InsertMany(ctx, jobs)
 	}
 	if errors.Is(err, errGateClosed) {
 		return false, nil
@@ -304,6 +318,24 @@ func (b *riverBackend[TTx]) atomically(ctx context.Context, g gate, jobs []river
 		return false, err
 	}
 	return true, nil
+}
+
+// unique says whether River checks j against the jobs already there (its
+// arguments' InsertOpts ask for it): a duplicate is then skipped and
+// reported, which only River's returning insert does; its fast insert
+// fails the whole batch on one.
+func unique(j river.InsertManyParams) bool {
+	opts := j.InsertOpts
+	if opts == nil {
+		w, ok := j.Args.(river.JobArgsWithInsertOpts)
+		if !ok {
+			return false
+		}
+		o := w.InsertOpts()
+		opts = &o
+	}
+	u := opts.UniqueOpts
+	return u.ByArgs || u.ByPeriod != 0 || u.ByQueue || u.ByState != nil || u.ExcludeKind
 }
 
 func (b *riverBackend[TTx]) insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {

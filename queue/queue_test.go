@@ -61,6 +61,24 @@ type sideWorker struct {
 
 func (w *sideWorker) Work(context.Context, *river.Job[sideArgs]) error { w.runs.Add(1); return nil }
 
+// onceArgs is a unique job: River keeps one of the same arguments.
+type onceArgs struct {
+	Repo string `json:"repo"`
+}
+
+func (onceArgs) Kind() string { return "once" }
+
+func (onceArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+type onceWorker struct {
+	river.WorkerDefaults[onceArgs]
+	runs atomic.Int32
+}
+
+func (w *onceWorker) Work(context.Context, *river.Job[onceArgs]) error { w.runs.Add(1); return nil }
+
 type interruptedWorker struct {
 	river.WorkerDefaults[queue.Interrupted]
 	got chan queue.Interrupted
@@ -76,6 +94,7 @@ type fixture struct {
 	q    *queue.Queue
 	echo *echoWorker
 	side *sideWorker
+	once *onceWorker
 	intr *interruptedWorker
 	hold *holdWorker
 	lim  *limitedWorker
@@ -97,10 +116,11 @@ const runs = "runs"
 var onRuns = &river.InsertOpts{Queue: runs}
 
 func newFixtureWith(t *testing.T, d store.Dialect, opts queue.Options) *fixture {
-	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}, hold: &holdWorker{started: make(chan struct{}, 1), release: make(chan struct{})}, lim: &limitedWorker{started: make(chan struct{}, 1), release: make(chan struct{})}}
+	f := &fixture{st: storetest.Open(t, d), echo: &echoWorker{}, side: &sideWorker{}, once: &onceWorker{}, intr: &interruptedWorker{got: make(chan queue.Interrupted, 4)}, hold: &holdWorker{started: make(chan struct{}, 1), release: make(chan struct{})}, lim: &limitedWorker{started: make(chan struct{}, 1), release: make(chan struct{})}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, f.echo)
 	river.AddWorker(workers, f.side)
+	river.AddWorker(workers, f.once)
 	river.AddWorker(workers, f.intr)
 	river.AddWorker(workers, f.hold)
 	river.AddWorker(workers, f.lim)
@@ -322,6 +342,31 @@ func TestDeliveryIsRecordedOnlyWithItsJobs(t *testing.T) {
 		defer f.echo.mu.Unlock()
 		if len(f.echo.seen) != 1 || f.echo.seen[0] != 2 {
 			t.Fatalf("worked %v, want [2]: only the redelivery's job", f.echo.seen)
+		}
+	})
+}
+
+// A delivery whose unique job is already queued is recorded, its job
+// skipped as a duplicate (a merge group asked for again), not refused:
+// River's insert that reads no row back, which deliveries without a unique
+// job take on SQLite, fails on a duplicate on PostgreSQL.
+func TestDeliveryOfAUniqueJobAlreadyQueued(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d store.Dialect) {
+		f := newFixture(t, d)
+		ctx := context.Background()
+		for i, id := range []string{"delivery-1", "delivery-2"} {
+			ok, err := f.q.Deliver(ctx, id, "merge_group", onceArgs{Repo: "acme/infra"}, echoArgs{Repo: "acme/infra", N: i})
+			if err != nil || !ok {
+				t.Fatalf("%s: ok=%v err=%v, want it recorded", id, ok, err)
+			}
+		}
+		f.start(t)
+		waitIdle(t, f.st)
+		if n := f.once.runs.Load(); n != 1 {
+			t.Errorf("the unique job ran %d times, want once", n)
+		}
+		if n := f.echo.count(); n != 2 {
+			t.Errorf("worked %d echo jobs, want 2 (one of each delivery)", n)
 		}
 	})
 }
