@@ -26,10 +26,12 @@ const loadgenEnv = "INTAKE_BENCH_LOAD"
 //     answers, each on a connection of its own when none is free (an open
 //     loop).
 //   - Both: delivery i is due at i/Rate seconds, sent by the first of the
-//     Clients connections free at or after that time; its latency counts
-//     from when it was due, not when it went, so a slow answer that delays
-//     the next delivery is charged to that delivery too (no coordinated
-//     omission).
+//     Clients connections free at or after that time. When no connection
+//     was free when it was due, its latency counts from then, not from when
+//     it went, so a slow answer that delays the next delivery is charged to
+//     that delivery too (no coordinated omission); otherwise from when it
+//     went, as in the open loop, so that the generator's own late wake-up
+//     from its sleep is not charged to the server.
 type load struct {
 	URL, Event, Signature, BodyFile, DeliveryPrefix string
 	N, Clients, Rate                                int
@@ -98,15 +100,16 @@ func runLoadgen(spec string) int {
 	// due is when delivery i is to be sent: start itself when the load is
 	// not paced.
 	due := func(i int) time.Time { return start.Add(time.Duration(i) * interval) }
-	send := func(i int) {
+	// send sends delivery i and times it from t0, or from now when t0 is
+	// zero.
+	send := func(i int, t0 time.Time) {
 		req, _ := http.NewRequest(http.MethodPost, l.URL, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", l.Event)
 		req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("%s-%d", l.DeliveryPrefix, i))
 		req.Header.Set("X-Hub-Signature-256", l.Signature)
-		t0 := time.Now()
-		if l.Clients > 0 && l.Rate > 0 {
-			t0 = due(i) // it may have waited for a free connection
+		if t0.IsZero() {
+			t0 = time.Now()
 		}
 		r, err := client.Do(req)
 		if err == nil {
@@ -129,7 +132,7 @@ func runLoadgen(spec string) int {
 		for i := 0; i < l.N; i++ {
 			time.Sleep(time.Until(due(i)))
 			wg.Add(1)
-			go func() { defer wg.Done(); send(i) }()
+			go func() { defer wg.Done(); send(i, time.Time{}) }()
 		}
 	} else {
 		next := make(chan int, l.N)
@@ -142,8 +145,15 @@ func runLoadgen(spec string) int {
 			go func() {
 				defer wg.Done()
 				for i := range next {
-					time.Sleep(time.Until(due(i))) // at once when the load is not paced, or late
-					send(i)
+					var t0 time.Time // a closed loop: from when it goes
+					if l.Rate > 0 {
+						t0 = due(i) // the connection was free too late
+						if wait := time.Until(t0); wait > 0 {
+							time.Sleep(wait)
+							t0 = time.Time{}
+						}
+					}
+					send(i, t0)
 				}
 			}()
 		}
