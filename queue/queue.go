@@ -320,21 +320,22 @@ func (b *riverBackend[TTx]) atomically(ctx context.Context, g gate, jobs []river
 	return true, nil
 }
 
-// unique says whether River checks j against the jobs already there (its
-// arguments' InsertOpts ask for it): a duplicate is then skipped and
-// reported, which only River's returning insert does; its fast insert
-// fails the whole batch on one.
+// unique says whether River checks j against the jobs already there: a
+// duplicate is then skipped and reported, which only River's returning
+// insert does; its fast insert fails the whole batch on one. River takes
+// the insert's own UniqueOpts, or, when they are empty, those of the
+// arguments' InsertOpts; so does unique.
 func unique(j river.InsertManyParams) bool {
-	opts := j.InsertOpts
-	if opts == nil {
-		w, ok := j.Args.(river.JobArgsWithInsertOpts)
-		if !ok {
-			return false
-		}
-		o := w.InsertOpts()
-		opts = &o
+	if j.InsertOpts != nil && uniqueBy(j.InsertOpts.UniqueOpts) {
+		return true
 	}
-	u := opts.UniqueOpts
+	w, ok := j.Args.(river.JobArgsWithInsertOpts)
+	return ok && uniqueBy(w.InsertOpts().UniqueOpts)
+}
+
+// uniqueBy says whether u asks for uniqueness (River's UniqueOpts.isEmpty,
+// negated).
+func uniqueBy(u river.UniqueOpts) bool {
 	return u.ByArgs || u.ByPeriod != 0 || u.ByQueue || u.ByState != nil || u.ExcludeKind
 }
 
